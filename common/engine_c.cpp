@@ -1,0 +1,177 @@
+// topoar engine: the extern "C" entry points the Open MPI glue calls.
+// No C++ exception may cross this boundary into Open MPI.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <sstream>
+#include <string>
+
+#include "engine.hpp"
+#include "hwloc_probe.hpp"
+#include "topoar_engine.h"
+
+using namespace topoar;
+
+struct topoar_engine {
+    Engine engine;
+    std::string error;
+    std::string description;
+    topoar_engine(int rank, int size, EngineConfig cfg) : engine(rank, size, std::move(cfg)) {}
+};
+
+namespace {
+
+int to_code(const Status& s) {
+    switch (s.code()) {
+    case Code::ok: return TOPOAR_OK;
+    case Code::invalid_argument: return TOPOAR_ERR_INVALID;
+    case Code::unsupported: return TOPOAR_ERR_UNSUPPORTED;
+    case Code::io_error: return TOPOAR_ERR_IO;
+    case Code::transport_error: return TOPOAR_ERR_TRANSPORT;
+    default: return TOPOAR_ERR_INTERNAL;
+    }
+}
+
+int fail(topoar_engine* e, const Status& s) {
+    e->error = s.message();
+    return to_code(s);
+}
+
+class CallbackTransport final : public Transport {
+public:
+    explicit CallbackTransport(const topoar_transport_t& t) : t_(t) {}
+    Status isend(const void* buf, std::size_t bytes, int peer, Request* req) override {
+        return check(t_.isend(t_.ctx, buf, bytes, peer, req), "isend", peer);
+    }
+    Status irecv(void* buf, std::size_t bytes, int peer, Request* req) override {
+        return check(t_.irecv(t_.ctx, buf, bytes, peer, req), "irecv", peer);
+    }
+    Status wait(Request* req) override { return check(t_.wait(t_.ctx, req), "wait", -1); }
+
+private:
+    static Status check(int rc, const char* what, int peer) {
+        if (rc == 0) return Status::ok();
+        std::ostringstream s;
+        s << what << " failed with error " << rc;
+        if (peer >= 0) s << " (peer " << peer << ")";
+        return Status(Code::transport_error, s.str());
+    }
+    const topoar_transport_t& t_;
+};
+
+class CallbackReducer final : public Reducer {
+public:
+    explicit CallbackReducer(const topoar_reducer_t& r) : r_(r) {}
+    void reduce(const void* in, void* inout, std::size_t count) override { r_.reduce(r_.ctx, in, inout, count); }
+
+private:
+    const topoar_reducer_t& r_;
+};
+
+void copy_name(char* dst, const char* src) {
+    std::snprintf(dst, TOPOAR_NAME_MAX, "%s", src ? src : "");
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* topoar_algorithm_name(int algorithm) { return algorithm_name(static_cast<Algorithm>(algorithm)); }
+
+void topoar_local_rank_info(topoar_rank_info_t* out) {
+    std::memset(out, 0, sizeof(*out));
+    char host[256] = {0};
+    if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown");
+    copy_name(out->host, host);
+    copy_name(out->slurm_addr, std::getenv("SLURM_TOPOLOGY_ADDR"));
+    copy_name(out->slurm_pattern, std::getenv("SLURM_TOPOLOGY_ADDR_PATTERN"));
+    try {
+        out->socket = probe_socket_of_current_binding();
+    } catch (...) {
+        out->socket = -1;
+    }
+}
+
+topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t* cfg) {
+    try {
+        EngineConfig c;
+        c.algorithm = static_cast<Algorithm>(cfg->algorithm);
+        c.segment_bytes = cfg->segment_bytes;
+        c.small_msg_bytes = cfg->small_msg_bytes;
+        if (cfg->topology_file) c.discovery.topology_file = cfg->topology_file;
+        if (cfg->rack_file) c.discovery.rack_file = cfg->rack_file;
+        c.socket_link = cfg->socket_link ? cfg->socket_link : "";
+        c.node_link = cfg->node_link ? cfg->node_link : "";
+        c.rack_link = cfg->rack_link ? cfg->rack_link : "";
+        c.spine_link = cfg->spine_link ? cfg->spine_link : "";
+        return new topoar_engine(rank, size, std::move(c));
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void topoar_engine_destroy(topoar_engine_t* e) { delete e; }
+
+int topoar_engine_setup(topoar_engine_t* e, const topoar_rank_info_t* all) {
+    try {
+        std::vector<RankInfo> ranks;
+        int n = e->engine.size();
+        ranks.reserve(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) {
+            RankInfo r;
+            r.host = all[i].host;
+            r.socket = all[i].socket;
+            r.slurm_addr = all[i].slurm_addr;
+            r.slurm_pattern = all[i].slurm_pattern;
+            ranks.push_back(std::move(r));
+        }
+        Status s = e->engine.setup(ranks);
+        return s ? TOPOAR_OK : fail(e, s);
+    } catch (const std::exception& ex) {
+        return fail(e, Status::internal(std::string("setup: ") + ex.what()));
+    } catch (...) {
+        return fail(e, Status::internal("setup: unknown exception"));
+    }
+}
+
+int topoar_engine_allreduce(topoar_engine_t* e, void* buf, size_t count, size_t elem_size,
+                            const topoar_transport_t* transport, const topoar_reducer_t* reducer,
+                            int* algorithm_used) {
+    try {
+        CallbackTransport t(*transport);
+        CallbackReducer r(*reducer);
+        Algorithm used = Algorithm::automatic;
+        Status s = e->engine.allreduce(buf, count, elem_size, t, r, &used);
+        *algorithm_used = static_cast<int>(used);
+        return s ? TOPOAR_OK : fail(e, s);
+    } catch (const std::bad_alloc&) {
+        return fail(e, Status::internal("allreduce: out of memory"));
+    } catch (const std::exception& ex) {
+        return fail(e, Status::internal(std::string("allreduce: ") + ex.what()));
+    } catch (...) {
+        return fail(e, Status::internal("allreduce: unknown exception"));
+    }
+}
+
+int topoar_engine_choose(const topoar_engine_t* e, size_t bytes) {
+    return static_cast<int>(e->engine.choose(bytes));
+}
+
+const char* topoar_engine_error(const topoar_engine_t* e) { return e->error.c_str(); }
+
+const char* topoar_engine_describe(topoar_engine_t* e) {
+    try {
+        std::ostringstream s;
+        if (e->engine.ready()) describe(e->engine.topology(), s);
+        e->description = s.str();
+    } catch (...) {
+        e->description.clear();
+    }
+    return e->description.c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,13 @@
+// topoar engine: where this process is bound, via hwloc.
+#pragma once
+
+namespace topoar {
+
+// The package (socket) that covers this process's CPU binding, as hwloc's
+// logical index (0..n-1), or -1 when the process may run on CPUs of more
+// than one package (unbound, or bound across sockets), when the machine shows
+// no packages, or on any hwloc error.  Loads an hwloc topology, which takes
+// milliseconds: call it once per process, not per communicator.
+int probe_socket_of_current_binding();
+
+}  // namespace topoar

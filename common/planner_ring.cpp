@@ -1,0 +1,70 @@
+#include "planners.hpp"
+
+#include <numeric>
+
+namespace topoar {
+
+Range split_range(std::size_t count, std::size_t parts, std::size_t i) {
+    std::size_t base = count / parts, rem = count % parts;
+    return Range{i * base + (i < rem ? i : rem), base + (i < rem ? 1 : 0)};
+}
+
+Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<int>& order_in) {
+    PlanBuilder b(Algorithm::ring, nranks, count, only_rank);
+    std::vector<int> order = order_in;
+    if (order.empty()) {
+        order.resize(static_cast<std::size_t>(nranks));
+        std::iota(order.begin(), order.end(), 0);
+    }
+    const int p = nranks;
+    auto at = [&](int pos) { return order[static_cast<std::size_t>(((pos % p) + p) % p)]; };
+    auto chunk = [&](int c) { return split_range(count, static_cast<std::size_t>(p), static_cast<std::size_t>(((c % p) + p) % p)); };
+
+    // Reduce-scatter: in round s, position i sends chunk i-s-1 to i+1, which
+    // reduces it (incoming partial first, so chunk c's tree is
+    // ((x_{c+1} op x_{c+2}) op ...) op x_c in ring order).
+    for (int s = 0; s < p - 1; ++s)
+        for (int i = 0; i < p; ++i) {
+            Range r = chunk(i - s - 1);
+            b.transfer(s, at(i), at(i + 1), r.offset, r.count, OpKind::recv_reduce);
+        }
+    // All-gather: in round s, position i forwards chunk i-s (finished) to i+1.
+    for (int s = 0; s < p - 1; ++s)
+        for (int i = 0; i < p; ++i) {
+            Range r = chunk(i - s);
+            b.transfer(p - 1 + s, at(i), at(i + 1), r.offset, r.count, OpKind::recv_copy);
+        }
+    return b.finish();
+}
+
+Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank) {
+    PlanBuilder b(Algorithm::recursive_doubling, nranks, count, only_rank);
+    int pof2 = 1;
+    while (pof2 * 2 <= nranks) pof2 *= 2;
+    const int extra = nranks - pof2;
+    int round = 0;
+
+    // Fold: even rank 2i (< 2*extra) gives its vector to 2i+1, which computes
+    // x_{2i} op x_{2i+1}.
+    if (extra > 0) {
+        for (int i = 0; i < extra; ++i)
+            b.transfer(round, 2 * i, 2 * i + 1, 0, count, OpKind::recv_reduce, Operand::incoming_first);
+        ++round;
+    }
+    // Butterfly among pof2 "virtual" ranks; virtual v maps to a real rank.
+    auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+    for (int dist = 1; dist < pof2; dist *= 2, ++round)
+        for (int v = 0; v < pof2; ++v) {
+            int partner = v ^ dist;
+            // The lower group's value goes first on both sides.
+            Operand order = partner < v ? Operand::incoming_first : Operand::local_first;
+            b.transfer(round, real(partner), real(v), 0, count, OpKind::recv_reduce, order);
+        }
+    // Unfold: hand the result back to the folded even ranks.
+    if (extra > 0)
+        for (int i = 0; i < extra; ++i)
+            b.transfer(round, 2 * i + 1, 2 * i, 0, count, OpKind::recv_copy);
+    return b.finish();
+}
+
+}  // namespace topoar

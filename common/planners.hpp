@@ -1,0 +1,44 @@
+// topoar engine: planners turn (ranks, count, topology) into a Plan.
+//
+// Planners are pure functions: no I/O, no MPI, same input -> same plan on
+// every rank.  Each keeps every element's reduction to one expression tree,
+// computed once by the element's owner and then copied to everyone.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "plan.hpp"
+
+namespace topoar {
+
+// Split [0, count) into `parts` nearly equal consecutive pieces; piece i.
+struct Range {
+    std::size_t offset = 0;
+    std::size_t count = 0;
+};
+Range split_range(std::size_t count, std::size_t parts, std::size_t i);
+
+// Flat ring (reduce-scatter then all-gather), bandwidth-optimal:
+// 2(p-1) rounds, each moving count/p elements to the ring successor.
+//
+//   reduce-scatter, p = 4, chunk c ends on ring position c:
+//     round 0: pos i sends chunk i-1 to pos i+1, which reduces it
+//     round 1: pos i sends chunk i-2 (just reduced) ...
+//     after p-1 rounds pos i holds the full chunk i
+//   all-gather: p-1 more rounds passing the finished chunks along
+//
+// `order` lists the comm ranks in ring order (empty: 0..p-1).  A topology
+// order (ranks of a node adjacent) makes only two hops per node cross its
+// uplink.
+Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<int>& order = {});
+
+// Recursive doubling (butterfly), latency-optimal for small vectors:
+// ceil(log2 p) rounds of full-vector exchanges.  With p not a power of two,
+// the first 2r ranks (r = p - 2^floor(log2 p)) pair up: even ones hand their
+// vector to the odd neighbour first and get the result back at the end.
+// Operand order is fixed by rank groups, so all ranks evaluate the same
+// expression tree.
+Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank);
+
+}  // namespace topoar

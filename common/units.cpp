@@ -1,0 +1,196 @@
+#include "units.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace topoar {
+
+namespace {
+
+// A unit is a decimal exponent plus an exact binary factor.  The decimal part
+// is folded into the number's own exponent before strtod, so "0.3us" rounds
+// once (to the double nearest 3e-7) instead of 0.3 * 1e-6 rounding twice.
+struct Unit {
+    const char* name;  // as written
+    int exp10;         // value = number * 10^exp10 * factor
+    double factor;     // exact power of two: 1/8 for bits, 1024^k for KiB...
+    bool prefix;       // name[0] is a size prefix, matched case-insensitively
+};
+
+const Unit kBandwidthUnits[] = {
+    {"bit", 0, 0.125, false},       {"kbit", 3, 0.125, true},       {"Mbit", 6, 0.125, true},
+    {"Gbit", 9, 0.125, true},       {"Tbit", 12, 0.125, true},      {"B/s", 0, 1.0, false},
+    {"KB/s", 3, 1.0, true},         {"MB/s", 6, 1.0, true},         {"GB/s", 9, 1.0, true},
+    {"TB/s", 12, 1.0, true},        {"KiB/s", 0, 1024.0, true},     {"MiB/s", 0, 1048576.0, true},
+    {"GiB/s", 0, 1073741824.0, true}, {"TiB/s", 0, 1099511627776.0, true},
+};
+
+// Latency prefixes stay case-sensitive: "Ms" would read as mega-seconds.
+const Unit kLatencyUnits[] = {
+    {"ns", -9, 1.0, false},
+    {"us", -6, 1.0, false},
+    {"ms", -3, 1.0, false},
+    {"s", 0, 1.0, false},
+};
+
+// Only the size prefix is case-insensitive ("mbit" as tc writes it); the
+// base unit is not, so "b/s" (bits? bytes?) is rejected.
+bool unit_matches(std::string written, const Unit& u) {
+    const std::string name(u.name);
+    // Bit units may carry "/s": "Mbit/s" is "Mbit".
+    if (u.factor == 0.125 && written.size() > 2 && written.compare(written.size() - 2, 2, "/s") == 0)
+        written.resize(written.size() - 2);
+    if (written.size() != name.size()) return false;
+    std::size_t start = 0;
+    if (u.prefix) {
+        if (std::tolower(static_cast<unsigned char>(written[0])) != std::tolower(static_cast<unsigned char>(name[0])))
+            return false;
+        start = 1;
+    }
+    return written.compare(start, std::string::npos, name, start, std::string::npos) == 0;
+}
+
+// Splits "1.5e3Gbit" into mantissa digits "1.5", exponent 3, unit "Gbit".
+bool split_number(const std::string& text, std::string* mantissa, long* exp10, std::string* unit) {
+    std::size_t i = 0;
+    std::size_t digits = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+    }
+    if (digits == 0) return false;
+    *mantissa = text.substr(0, i);
+    *exp10 = 0;
+    // An exponent needs at least one digit after e[+-]; otherwise the 'e'
+    // belongs to the unit (no unit starts with e, so that is an error later).
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        std::size_t j = i + 1;
+        if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
+        std::size_t k = j;
+        while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) ++k;
+        if (k > j && k - j <= 4) {
+            *exp10 = std::strtol(text.substr(i + 1, k - i - 1).c_str(), nullptr, 10);
+            i = k;
+        }
+    }
+    *unit = text.substr(i);
+    return true;
+}
+
+template <std::size_t N>
+Status parse_with_units(const std::string& text, const Unit (&units)[N], const char* what, const char* unit_list,
+                        double* out) {
+    std::string mantissa, unit;
+    long exp10 = 0;
+    if (!split_number(text, &mantissa, &exp10, &unit))
+        return Status::invalid(std::string("bad ") + what + " '" + text + "': expected a number with a unit (" +
+                               unit_list + ")");
+    if (unit.empty())
+        return Status::invalid(std::string("bad ") + what + " '" + text + "': missing unit (" + unit_list + ")");
+    for (const Unit& u : units) {
+        if (!unit_matches(unit, u)) continue;
+        std::string decimal = mantissa + "e" + std::to_string(exp10 + u.exp10);
+        errno = 0;
+        double v = std::strtod(decimal.c_str(), nullptr) * u.factor;
+        if (errno == ERANGE || !std::isfinite(v))
+            return Status::invalid(std::string("bad ") + what + " '" + text + "': out of range");
+        *out = v;
+        return Status::ok();
+    }
+    return Status::invalid(std::string("bad ") + what + " '" + text + "': unknown unit '" + unit + "' (" +
+                           unit_list + ")");
+}
+
+const char kBandwidthList[] = "bit, kbit, Mbit, Gbit, Tbit, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s..TiB/s";
+const char kLatencyList[] = "ns, us, ms, s";
+
+// Shortest "<number><unit>" over all units whose text parses back to exactly
+// `value`; ties go to the earlier unit in `order`.
+template <typename Parse>
+std::string shortest_exact(double value, const char* const* order, std::size_t n, const Unit* units,
+                           std::size_t nunits, Parse parse) {
+    std::string best;
+    for (std::size_t o = 0; o < n; ++o) {
+        const Unit* u = nullptr;
+        for (std::size_t k = 0; k < nunits; ++k)
+            if (std::string(units[k].name) == order[o]) u = &units[k];
+        if (u == nullptr) continue;
+        double scaled = value / u->factor / std::pow(10.0, u->exp10);
+        for (int prec = 1; prec <= 17; ++prec) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.*g", prec, scaled);
+            std::string num(buf);
+            // %g may print "1e+06"; the parser reads that, but keep it tidy.
+            std::string candidate = num + u->name;
+            double back = 0;
+            if (parse(candidate, &back).is_ok() && back == value) {
+                if (best.empty() || candidate.size() < best.size()) best = candidate;
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+std::string trim_number(double v, int prec) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    return buf;
+}
+
+}  // namespace
+
+Status parse_bandwidth(const std::string& text, double* bytes_per_second) {
+    double v = 0;
+    TOPOAR_TRY(parse_with_units(text, kBandwidthUnits, "bandwidth", kBandwidthList, &v));
+    if (!(v > 0)) return Status::invalid("bad bandwidth '" + text + "': must be positive");
+    *bytes_per_second = v;
+    return Status::ok();
+}
+
+Status parse_latency(const std::string& text, double* seconds) {
+    double v = 0;
+    TOPOAR_TRY(parse_with_units(text, kLatencyUnits, "latency", kLatencyList, &v));
+    *seconds = v;
+    return Status::ok();
+}
+
+std::string format_bandwidth(double bytes_per_second) {
+    static const char* const order[] = {"Gbit", "Mbit", "GB/s", "MB/s", "Tbit", "TB/s", "kbit", "KB/s", "bit",
+                                        "B/s"};
+    std::string s = shortest_exact(bytes_per_second, order, sizeof order / sizeof *order, kBandwidthUnits,
+                                   sizeof kBandwidthUnits / sizeof *kBandwidthUnits, parse_bandwidth);
+    // Every positive finite double is exact in B/s at 17 digits; this only
+    // triggers for values the parser refuses (0, negative, inf).
+    return s.empty() ? trim_number(bytes_per_second, 17) + "B/s" : s;
+}
+
+std::string format_latency(double seconds) {
+    static const char* const order[] = {"us", "ns", "ms", "s"};
+    std::string s = shortest_exact(seconds, order, sizeof order / sizeof *order, kLatencyUnits,
+                                   sizeof kLatencyUnits / sizeof *kLatencyUnits, parse_latency);
+    return s.empty() ? trim_number(seconds, 17) + "s" : s;
+}
+
+std::string human_bandwidth(double bytes_per_second) {
+    double bits = bytes_per_second * 8;
+    static const struct { double scale; const char* name; } steps[] = {
+        {1e12, "Tbit/s"}, {1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}};
+    for (const auto& s : steps)
+        if (bits >= s.scale) return trim_number(bits / s.scale, 4) + " " + s.name;
+    return trim_number(bits, 4) + " bit/s";
+}
+
+std::string human_latency(double seconds) {
+    if (seconds == 0) return "0 us";
+    if (seconds >= 1) return trim_number(seconds, 4) + " s";
+    if (seconds >= 1e-3) return trim_number(seconds * 1e3, 4) + " ms";
+    if (seconds >= 1e-6) return trim_number(seconds * 1e6, 4) + " us";
+    return trim_number(seconds * 1e9, 4) + " ns";
+}
+
+}  // namespace topoar

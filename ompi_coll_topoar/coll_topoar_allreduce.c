@@ -1,0 +1,232 @@
+/*
+ * topoar MPI_Allreduce entry point: eligibility checks, lazy collective
+ * set-up, the transport and reduction callbacks handed to the engine, and
+ * the single fallback path to the previous module.
+ */
+#include "coll_topoar.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+
+/* ---- callbacks for the engine -------------------------------------------- */
+
+static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
+{
+    return MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+                              MCA_PML_BASE_SEND_STANDARD, (ompi_communicator_t *) ctx,
+                              (ompi_request_t **) req));
+}
+
+static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
+{
+    return MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+                              (ompi_communicator_t *) ctx, (ompi_request_t **) req));
+}
+
+static int pml_wait(void *ctx, void **req)
+{
+    (void) ctx;
+    return ompi_request_wait((ompi_request_t **) req, MPI_STATUS_IGNORE);
+}
+
+/* The local reduction goes through PMPI_Reduce_local (inout = in op inout),
+ * which is ompi_op_reduce underneath: Debian's libopenmpi-dev lacks a header
+ * that ompi/op/op.h needs, and the public call keeps user operations and
+ * every predefined op/type pair working alike. */
+typedef struct {
+    struct ompi_op_t *op;
+    ompi_datatype_t *dtype;
+    size_t extent;
+} reduce_ctx_t;
+
+static void op_reduce(void *ctx, const void *in, void *inout, size_t count)
+{
+    reduce_ctx_t *r = (reduce_ctx_t *) ctx;
+    const char *src = (const char *) in;
+    char *dst = (char *) inout;
+    while (count > 0) {
+        int n = count > (size_t) INT_MAX ? INT_MAX : (int) count;
+        PMPI_Reduce_local(src, dst, n, r->dtype, r->op);
+        src += (size_t) n * r->extent;
+        dst += (size_t) n * r->extent;
+        count -= (size_t) n;
+    }
+}
+
+/* ---- set-up ----------------------------------------------------------------- */
+
+/* Collective over comm: gathers every rank's host/socket/Slurm data with the
+ * underlying allgather, builds the topology, and makes all ranks agree on
+ * the outcome (one failing rank disables topoar on comm for everyone). */
+static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    topoar_rank_info_t mine, *all = NULL;
+    const char *problem = NULL;
+    int rc, first_failed;
+    topoar_config_t cfg = {
+        .algorithm = cm->algorithm,
+        .segment_bytes = cm->segment_size,
+        .small_msg_bytes = cm->small_msg_size,
+        .topology_file = cm->topology_file,
+        .rack_file = cm->rack_file,
+        .socket_link = cm->socket_link,
+        .node_link = cm->node_link,
+        .rack_link = cm->rack_link,
+        .spine_link = cm->spine_link,
+    };
+
+    topoar_local_rank_info(&mine);
+    all = (topoar_rank_info_t *) calloc((size_t) size, sizeof(*all));
+    m->engine = topoar_engine_create(rank, size, &cfg);
+    if (NULL == all || NULL == m->engine) {
+        problem = "out of memory";
+    }
+    /* Every rank takes part in the allgather, even one that already failed,
+     * so no rank is left waiting. */
+    rc = comm->c_coll->coll_allgather(&mine, (int) sizeof(mine), MPI_BYTE,
+                                      all ? (void *) all : (void *) &mine, all ? (int) sizeof(mine) : 0,
+                                      MPI_BYTE, comm, comm->c_coll->coll_allgather_module);
+    if (NULL == problem && OMPI_SUCCESS != rc) {
+        problem = "allgather of rank data failed";
+    }
+    if (NULL == problem && TOPOAR_OK != topoar_engine_setup(m->engine, all)) {
+        problem = topoar_engine_error(m->engine);
+    }
+
+    /* Agree: the lowest failing rank, or INT_MAX when all succeeded. */
+    first_failed = problem ? rank : INT_MAX;
+    rc = m->previous_allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm,
+                               m->previous_allreduce_module);
+    if (OMPI_SUCCESS != rc) {
+        first_failed = 0;
+        if (NULL == problem) {
+            problem = "could not agree on the set-up outcome";
+        }
+    }
+    if (INT_MAX == first_failed) {
+        m->state = TOPOAR_STATE_READY;
+        if (0 == rank && cm->verbose >= 10) {
+            opal_output(0, "coll:topoar: topology of %s (%d ranks):\n%s", comm->c_name, size,
+                        topoar_engine_describe(m->engine));
+        }
+    } else {
+        m->state = TOPOAR_STATE_FAILED;
+        if (rank == first_failed && NULL != problem) {
+            opal_output(0, "coll:topoar: set-up failed on %s (rank %d): %s; using the previous "
+                        "allreduce on this communicator", comm->c_name, rank, problem);
+        }
+    }
+    free(all);
+}
+
+/* ---- the call ------------------------------------------------------------- */
+
+static int fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,
+                    int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
+{
+    m->fallback++;
+    mca_coll_topoar_component.last_algorithm = TOPOAR_LAST_FALLBACK;
+    opal_output_verbose(50, mca_coll_topoar_component.output,
+                        "coll:topoar: %s: allreduce of %d x %s passed down (%s)", comm->c_name, count,
+                        dtype->name, why);
+    return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm, m->previous_allreduce_module);
+}
+
+/* Why topoar cannot take this call, or NULL if it can. */
+static const char *ineligible(const void *sbuf, int count, ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    ptrdiff_t lb, extent;
+    int commute = 0;
+    (void) sbuf;
+    if (count < 0) {
+        return "negative count";
+    }
+    if (MPI_SUCCESS != PMPI_Op_commutative(op, &commute) || !commute) {
+        return "non-commutative operation";
+    }
+    if (!ompi_datatype_is_predefined(dtype)) {
+        return "derived datatype";
+    }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    if (0 != lb || extent <= 0) {
+        return "datatype with a lower bound or empty extent";
+    }
+    return NULL;
+}
+
+/* Log the algorithm once per power-of-two size class (verbose 20, rank 0). */
+static void log_choice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, size_t bytes, int alg)
+{
+    int cls = 0;
+    while (cls < 63 && ((size_t) 1 << (cls + 1)) <= bytes) {
+        ++cls;
+    }
+    if (mca_coll_topoar_component.verbose >= 50 ||
+        (mca_coll_topoar_component.verbose >= 20 && 0 == ompi_comm_rank(comm) &&
+         (m->by_algorithm[alg] == 1 || bytes == 0))) {
+        opal_output(0, "coll:topoar: %s: allreduce of %zu bytes (class 2^%d) -> %s", comm->c_name, bytes,
+                    cls, topoar_algorithm_name(alg));
+    }
+}
+
+int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *module)
+{
+    mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
+    const char *why;
+    ptrdiff_t lb, extent;
+    size_t bytes;
+    int rc, alg = TOPOAR_ALG_AUTO;
+    reduce_ctx_t rctx = {op, dtype, 0};
+    topoar_reducer_t reducer = {&rctx, op_reduce};
+    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait};
+
+    why = ineligible(sbuf, count, dtype, op);
+    if (NULL != why) {
+        return fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
+    }
+    if (TOPOAR_STATE_NEW == m->state) {
+        topoar_setup(m, comm);
+    }
+    if (TOPOAR_STATE_READY != m->state) {
+        return fallback(m, "set-up failed", sbuf, rbuf, count, dtype, op, comm);
+    }
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    bytes = (size_t) count * (size_t) extent;
+    rctx.extent = (size_t) extent;
+    if (MPI_IN_PLACE != sbuf && sbuf != rbuf && count > 0) {
+        /* The engine works in place on rbuf; copy now (after the checks,
+         * so a fallback still sees the caller's buffers untouched). */
+        memcpy(rbuf, sbuf, bytes);
+    }
+    rc = topoar_engine_allreduce(m->engine, rbuf, (size_t) count, (size_t) extent, &transport, &reducer,
+                                 &alg);
+    if (TOPOAR_ERR_UNSUPPORTED == rc) {
+        /* Decided before any message moved, identically on every rank. */
+        return fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);
+    }
+    if (TOPOAR_OK != rc) {
+        opal_output(0, "coll:topoar: %s: allreduce failed on rank %d: %s", comm->c_name,
+                    ompi_comm_rank(comm), topoar_engine_error(m->engine));
+        return MPI_ERR_INTERN;
+    }
+    m->handled++;
+    if (alg >= 0 && alg < TOPOAR_NUM_ALGS) {
+        m->by_algorithm[alg]++;
+    }
+    mca_coll_topoar_component.last_algorithm = alg;
+    log_choice(m, comm, bytes, alg);
+    return OMPI_SUCCESS;
+}

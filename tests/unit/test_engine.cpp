@@ -1,0 +1,290 @@
+// Unit tests of the engine's plans and host executor (no MPI).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor.hpp"
+#include "fake_transport.hpp"
+#include "plan_check.hpp"
+#include "planners.hpp"
+
+// cmocka last: its macros (fail, ...) clash with the C++ headers.
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+}
+
+using namespace topoar;
+using topoar_test::check_plan_semantics;
+
+namespace {
+
+const int kRankCounts[] = {1, 2, 3, 4, 5, 7, 8, 11, 13, 16};
+
+std::vector<std::size_t> counts_for(int p) {
+    return {0, 1, static_cast<std::size_t>(p > 1 ? p - 1 : 1), static_cast<std::size_t>(p),
+            static_cast<std::size_t>(p + 1), 7, 1001};
+}
+
+void expect_valid(const Plan& plan, bool reduced_once) {
+    Status s = validate_plan(plan);
+    if (!s) fail_msg("p=%d count=%zu: %s", plan.nranks, plan.count, s.message().c_str());
+    auto check = check_plan_semantics(plan);
+    if (!check.ok) fail_msg("p=%d count=%zu: %s", plan.nranks, plan.count, check.error.c_str());
+    if (reduced_once && plan.nranks > 1)
+        for (std::size_t i = 0; i < plan.count; ++i)
+            if (check.final_reducers[i] != 1)
+                fail_msg("p=%d count=%zu: element %zu completed by %d ranks, expected exactly one owner",
+                         plan.nranks, plan.count, i, check.final_reducers[i]);
+}
+
+}  // namespace
+
+static void test_split_range_covers_exactly(void** state) {
+    (void)state;
+    for (std::size_t parts = 1; parts < 20; ++parts)
+        for (std::size_t count : {0u, 1u, 5u, 19u, 20u, 21u, 1000u}) {
+            std::size_t next = 0, lo = SIZE_MAX, hi = 0;
+            for (std::size_t i = 0; i < parts; ++i) {
+                Range r = split_range(count, parts, i);
+                assert_int_equal(r.offset, next);
+                next += r.count;
+                lo = std::min(lo, r.count);
+                hi = std::max(hi, r.count);
+            }
+            assert_int_equal(next, count);
+            assert_true(hi - lo <= 1);
+        }
+}
+
+static void test_ring_plan_invariants(void** state) {
+    (void)state;
+    for (int p : kRankCounts)
+        for (std::size_t n : counts_for(p)) expect_valid(plan_ring(p, n, -1), true);
+}
+
+static void test_ring_plan_shape(void** state) {
+    (void)state;
+    // Bandwidth optimality: with count divisible by p, every rank sends
+    // exactly 2(p-1)/p of the vector in 2(p-1) rounds.
+    for (int p : {2, 3, 5, 8}) {
+        std::size_t n = static_cast<std::size_t>(p) * 10;
+        Plan plan = plan_ring(p, n, -1);
+        for (int r = 0; r < p; ++r) {
+            std::size_t sent = 0;
+            for (const auto& round : plan.of(r).rounds)
+                for (const auto& op : round.ops)
+                    if (op.kind == OpKind::send) sent += op.count;
+            assert_int_equal(plan.num_rounds(r), 2 * (p - 1));
+            assert_int_equal(sent, 2 * (p - 1) * 10);
+        }
+    }
+}
+
+static void test_ring_follows_given_order(void** state) {
+    (void)state;
+    std::vector<int> order = {0, 3, 1, 4, 2};  // e.g. node A = {0,1,2}? any permutation
+    Plan plan = plan_ring(5, 50, -1, order);
+    expect_valid(plan, true);
+    // Every message goes to the successor in `order`.
+    for (std::size_t pos = 0; pos < order.size(); ++pos)
+        for (const auto& round : plan.of(order[pos]).rounds)
+            for (const auto& op : round.ops)
+                if (op.kind == OpKind::send) assert_int_equal(op.peer, order[(pos + 1) % order.size()]);
+}
+
+static void test_recursive_doubling_plan(void** state) {
+    (void)state;
+    for (int p : kRankCounts)
+        for (std::size_t n : counts_for(p)) expect_valid(plan_recursive_doubling(p, n, -1), false);
+    // Latency optimality: ceil(log2 p) exchange rounds, plus fold/unfold.
+    Plan p8 = plan_recursive_doubling(8, 4, -1);
+    for (int r = 0; r < 8; ++r) assert_int_equal(p8.num_rounds(r), 3);
+    Plan p6 = plan_recursive_doubling(6, 4, -1);
+    assert_int_equal(p6.num_rounds(0), 2);  // fold out, result back
+    assert_int_equal(p6.num_rounds(1), 4);  // fold in, 2 exchanges, unfold
+}
+
+static void test_only_rank_keeps_the_same_schedule(void** state) {
+    (void)state;
+    Plan full = plan_ring(7, 100, -1);
+    for (int r = 0; r < 7; ++r) {
+        Plan mine = plan_ring(7, 100, r);
+        assert_int_equal(mine.num_rounds(r), full.num_rounds(r));
+        assert_string_equal(describe_schedule(mine, r).c_str(), describe_schedule(full, r).c_str());
+        for (int q = 0; q < 7; ++q)
+            if (q != r) assert_int_equal(mine.num_rounds(q), 0);
+    }
+}
+
+static void test_validate_rejects_broken_plans(void** state) {
+    (void)state;
+    Plan plan = plan_ring(4, 40, -1);
+    plan.ranks[1].rounds[0].ops.pop_back();  // drop a receive
+    assert_false(validate_plan(plan).is_ok());
+    Plan p2 = plan_ring(4, 40, -1);
+    p2.ranks[2].rounds[0].ops[0].offset = 39;  // out of range
+    assert_false(validate_plan(p2).is_ok());
+    // Semantics: reducing a contribution twice is caught.
+    PlanBuilder b(Algorithm::ring, 2, 4);
+    b.transfer(0, 0, 1, 0, 4, OpKind::recv_reduce);
+    b.transfer(1, 0, 1, 0, 4, OpKind::recv_reduce);
+    assert_false(check_plan_semantics(b.finish()).ok);
+}
+
+// ---- executor over the fake transport, P ranks as threads ----------------
+
+namespace {
+
+template <typename T>
+class SumReducer final : public Reducer {
+public:
+    void reduce(const void* in, void* inout, std::size_t count) override {
+        const T* a = static_cast<const T*>(in);
+        T* b = static_cast<T*>(inout);
+        for (std::size_t i = 0; i < count; ++i) b[i] = a[i] + b[i];
+    }
+};
+
+// Non-commutative: result = in * 1000003 + inout (mod 2^64).  Every rank
+// ends with the same value only if all evaluate one expression tree.
+class OrderedReducer final : public Reducer {
+public:
+    void reduce(const void* in, void* inout, std::size_t count) override {
+        const std::uint64_t* a = static_cast<const std::uint64_t*>(in);
+        std::uint64_t* b = static_cast<std::uint64_t*>(inout);
+        for (std::size_t i = 0; i < count; ++i) b[i] = a[i] * 1000003u + b[i];
+    }
+};
+
+// Runs `make(rank)`'s schedule on every rank at once; bufs[r] in/out.
+template <typename T>
+void run_all(const std::function<Plan(int)>& make, std::vector<std::vector<T>>& bufs, Reducer& reducer,
+             std::size_t segment_elems) {
+    int p = static_cast<int>(bufs.size());
+    topoar_test::FakeNetwork net(p);
+    std::vector<std::thread> threads;
+    std::vector<std::string> errors(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r)
+        threads.emplace_back([&, r] {
+            Plan plan = make(r);
+            const RankSchedule& mine = plan.of(r);
+            std::vector<T> scratch(mine.scratch_elems);
+            topoar_test::FakeTransport t(net, r);
+            Executor ex;
+            Status s = ex.run(mine, bufs[static_cast<std::size_t>(r)].data(), scratch.data(), sizeof(T),
+                              segment_elems, t, reducer);
+            if (!s) errors[static_cast<std::size_t>(r)] = s.message();
+            else if (t.outstanding() != 0) errors[static_cast<std::size_t>(r)] = "requests left outstanding";
+        });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r)
+        if (!errors[static_cast<std::size_t>(r)].empty()) fail_msg("rank %d: %s", r, errors[static_cast<std::size_t>(r)].c_str());
+}
+
+void check_exact_sums(const std::function<Plan(int, int, std::size_t)>& planner, std::size_t seg) {
+    for (int p : {1, 2, 3, 5, 8}) {
+        for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(p > 1 ? p - 1 : 1), std::size_t(7),
+                              std::size_t(1001), std::size_t(100000)}) {
+            std::vector<std::vector<std::int64_t>> bufs(static_cast<std::size_t>(p), std::vector<std::int64_t>(n));
+            for (int r = 0; r < p; ++r)
+                for (std::size_t i = 0; i < n; ++i) bufs[static_cast<std::size_t>(r)][i] = (r + 1) * 1000003LL + static_cast<long long>(i);
+            SumReducer<std::int64_t> sum;
+            run_all<std::int64_t>([&](int r) { return planner(p, r, n); }, bufs, sum, seg);
+            for (int r = 0; r < p; ++r)
+                for (std::size_t i = 0; i < n; ++i) {
+                    std::int64_t want = 1000003LL * p * (p + 1) / 2 + static_cast<long long>(i) * p;
+                    if (bufs[static_cast<std::size_t>(r)][i] != want)
+                        fail_msg("p=%d n=%zu seg=%zu rank %d elem %zu: got %lld want %lld", p, n, seg, r, i,
+                                 static_cast<long long>(bufs[static_cast<std::size_t>(r)][i]), static_cast<long long>(want));
+                }
+        }
+    }
+}
+
+void check_bit_identical(const std::function<Plan(int, int, std::size_t)>& planner) {
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<double> dist(-1e6, 1e6);
+    for (int p : {3, 6, 7}) {
+        std::size_t n = 997;
+        std::vector<std::vector<double>> bufs(static_cast<std::size_t>(p), std::vector<double>(n));
+        for (auto& b : bufs)
+            for (auto& x : b) x = dist(rng) / 3.0;
+        SumReducer<double> sum;
+        run_all<double>([&](int r) { return planner(p, r, n); }, bufs, sum, 100);
+        for (int r = 1; r < p; ++r) assert_memory_equal(bufs[0].data(), bufs[static_cast<std::size_t>(r)].data(), n * sizeof(double));
+
+        std::vector<std::vector<std::uint64_t>> obufs(static_cast<std::size_t>(p), std::vector<std::uint64_t>(n));
+        for (int r = 0; r < p; ++r)
+            for (std::size_t i = 0; i < n; ++i) obufs[static_cast<std::size_t>(r)][i] = static_cast<std::uint64_t>(r + 1) * 7919 + i;
+        OrderedReducer ordered;
+        run_all<std::uint64_t>([&](int r) { return planner(p, r, n); }, obufs, ordered, 0);
+        for (int r = 1; r < p; ++r) assert_memory_equal(obufs[0].data(), obufs[static_cast<std::size_t>(r)].data(), n * 8);
+    }
+}
+
+Plan ring_of(int p, int r, std::size_t n) { return plan_ring(p, n, r); }
+Plan rd_of(int p, int r, std::size_t n) { return plan_recursive_doubling(p, n, r); }
+
+}  // namespace
+
+static void test_executor_ring_exact(void** state) {
+    (void)state;
+    check_exact_sums(ring_of, 0);
+    check_exact_sums(ring_of, 3);  // many segments per message
+}
+
+static void test_executor_rd_exact(void** state) {
+    (void)state;
+    check_exact_sums(rd_of, 0);
+    check_exact_sums(rd_of, 64);
+}
+
+static void test_executor_bit_identical(void** state) {
+    (void)state;
+    check_bit_identical(ring_of);
+    check_bit_identical(rd_of);
+}
+
+static void test_executor_reports_transport_errors(void** state) {
+    (void)state;
+    // A receive larger than the message is a truncation error, not a hang
+    // or silent corruption.
+    topoar_test::FakeNetwork net(2);
+    PlanBuilder b(Algorithm::ring, 2, 4);
+    b.transfer(0, 0, 1, 0, 4, OpKind::recv_copy);
+    Plan plan = b.finish();
+    std::vector<std::int32_t> buf0(4, 1), buf1(4, 0);
+    topoar_test::FakeTransport t0(net, 0), t1(net, 1);
+    SumReducer<std::int32_t> sum;
+    Executor ex;
+    assert_true(ex.run(plan.of(0), buf0.data(), nullptr, sizeof(std::int32_t), 0, t0, sum).is_ok());
+    // Rank 1 believes elements are 8 bytes: sizes disagree.
+    Status s = ex.run(plan.of(1), buf1.data(), nullptr, 8, 0, t1, sum);
+    assert_false(s.is_ok());
+    assert_int_equal(static_cast<int>(s.code()), static_cast<int>(Code::transport_error));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_range_covers_exactly),
+        cmocka_unit_test(test_ring_plan_invariants),
+        cmocka_unit_test(test_ring_plan_shape),
+        cmocka_unit_test(test_ring_follows_given_order),
+        cmocka_unit_test(test_recursive_doubling_plan),
+        cmocka_unit_test(test_only_rank_keeps_the_same_schedule),
+        cmocka_unit_test(test_validate_rejects_broken_plans),
+        cmocka_unit_test(test_executor_ring_exact),
+        cmocka_unit_test(test_executor_rd_exact),
+        cmocka_unit_test(test_executor_bit_identical),
+        cmocka_unit_test(test_executor_reports_transport_errors),
+    };
+    return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
+}
