@@ -1,21 +1,12 @@
 #include "engine.hpp"
 
+#include <algorithm>
+
 #include "planners.hpp"
 
 namespace topoar {
 
 namespace {
-
-// Leaves in depth-first order: ranks of one node, then of one rack, are
-// contiguous.
-void leaves_in_order(const Topology& topo, int id, std::vector<int>* out) {
-    const TopoNode& n = topo.node(id);
-    if (n.children.empty()) {
-        out->push_back(n.rank);
-        return;
-    }
-    for (int c : n.children) leaves_in_order(topo, c, out);
-}
 
 // Plans for this many distinct counts are kept per communicator; a program
 // cycling through more sizes rebuilds them (cheap next to the transfer).
@@ -38,14 +29,23 @@ Algorithm Engine::choose(std::size_t bytes) const {
     return bytes <= cfg_.small_msg_bytes ? Algorithm::recursive_doubling : Algorithm::ring;
 }
 
-Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank, Plan* out) {
+PlanOptions Engine::plan_options(std::size_t elem_size) const {
+    PlanOptions o;
+    o.pipeline_elems = cfg_.segment_bytes ? std::max<std::size_t>(1, cfg_.segment_bytes / elem_size) : 0;
+    o.num_trees = cfg_.num_trees;
+    o.factors = cfg_.hring_factors;
+    return o;
+}
+
+Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank,
+                         const PlanOptions& opts, Plan* out) {
+    (void)opts;
     const int p = topo.num_ranks();
     switch (alg) {
     case Algorithm::ring: {
         // Ring order = the topology's leaf order, so ranks sharing a node
         // (and racks) sit next to each other on the ring.
-        std::vector<int> order;
-        leaves_in_order(topo, topo.root(), &order);
+        std::vector<int> order = topo.ranks_in_tree_order(topo.root());
         *out = plan_ring(p, count, only_rank, order);
         return Status::ok();
     }
@@ -57,12 +57,12 @@ Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count,
     }
 }
 
-Status Engine::plan_for(Algorithm alg, std::size_t count, const Plan** out) {
-    auto key = std::make_pair(static_cast<int>(alg), count);
+Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, const Plan** out) {
+    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size);
     auto it = plans_.find(key);
     if (it == plans_.end()) {
         auto plan = std::make_unique<Plan>();
-        TOPOAR_TRY(make_plan(alg, topology_, count, rank_, plan.get()));
+        TOPOAR_TRY(make_plan(alg, topology_, count, rank_, plan_options(elem_size), plan.get()));
         if (plans_.size() >= kMaxCachedPlans) plans_.clear();
         it = plans_.emplace(key, std::move(plan)).first;
     }
@@ -77,7 +77,7 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
     *used = alg;
     if (count == 0 || size_ == 1) return Status::ok();
     const Plan* plan = nullptr;
-    TOPOAR_TRY(plan_for(alg, count, &plan));
+    TOPOAR_TRY(plan_for(alg, count, elem_size, &plan));
     const RankSchedule& mine = plan->of(rank_);
     if (scratch_.size() < mine.scratch_elems * elem_size) scratch_.resize(mine.scratch_elems * elem_size);
     std::size_t seg_elems = cfg_.segment_bytes / elem_size;

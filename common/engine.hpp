@@ -9,12 +9,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "algorithm.hpp"
 #include "executor.hpp"
 #include "plan.hpp"
+#include "planners.hpp"
 #include "status.hpp"
 #include "topology.hpp"
 
@@ -24,6 +26,8 @@ struct EngineConfig {
     Algorithm algorithm = Algorithm::automatic;
     std::size_t segment_bytes = 512 * 1024;
     std::size_t small_msg_bytes = 4096;
+    int num_trees = 0;              // aggregation trees (0: planner's choice)
+    std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
     DiscoveryOptions discovery;
     // Link default overrides, "BANDWIDTH[,LATENCY]"; empty keeps discovery's.
     std::string socket_link, node_link, rack_link, spine_link;
@@ -49,16 +53,19 @@ public:
     // Builds the plan of `alg` for `count` elements; only_rank as in
     // PlanBuilder.  Public so tests and tools plan exactly what runs.
     static Status make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank,
-                            Plan* out);
+                            const PlanOptions& opts, Plan* out);
+    // The options the engine plans with for elements of elem_size bytes.
+    PlanOptions plan_options(std::size_t elem_size) const;
 
 private:
-    Status plan_for(Algorithm alg, std::size_t count, const Plan** out);
+    Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, const Plan** out);
 
     int rank_, size_;
     EngineConfig cfg_;
     bool ready_ = false;
     Topology topology_;
-    std::map<std::pair<int, std::size_t>, std::unique_ptr<Plan>> plans_;
+    // Keyed by (algorithm, count, element size): segments are in elements.
+    std::map<std::tuple<int, std::size_t, std::size_t>, std::unique_ptr<Plan>> plans_;
     Executor executor_;
     std::vector<unsigned char> scratch_;
 };

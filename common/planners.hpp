@@ -12,6 +12,17 @@
 
 namespace topoar {
 
+// Knobs a planner may use; every rank must pass the same values.
+struct PlanOptions {
+    // Pipelining unit for reduce/broadcast chains and trees, in elements
+    // (0: whole ranges move at once).  Derived from coll_topoar_segment_size.
+    std::size_t pipeline_elems = 0;
+    // Aggregation trees: number of trees K (0: planner's choice).
+    int num_trees = 0;
+    // Hierarchical ring: factorization p1 x p2 x ... (empty: from topology).
+    std::vector<int> factors;
+};
+
 // Split [0, count) into `parts` nearly equal consecutive pieces; piece i.
 struct Range {
     std::size_t offset = 0;
