@@ -374,7 +374,7 @@ void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
         counts += (counts.empty() ? "" : ", ") + std::to_string(c) + " " + (c == 1 ? k.one : k.many);
     }
     if (!counts.empty()) os << " (" << counts << ")";
-    if (n.parent >= 0) os << " up " << human_bandwidth(n.up.bandwidth) << " " << human_latency(n.up.latency);
+    if (n.parent >= 0) os << " up " << human_bandwidth(n.up.bandwidth, is_network_level(n.level)) << " " << human_latency(n.up.latency);
     os << '\n';
 
     // Leaves with the same link are listed together, as in the file format.
@@ -390,7 +390,7 @@ void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
         std::size_t j = i;
         while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up) run.push_back(t.node(ch[j++]).rank);
         os << pad << "  " << (run.size() == 1 ? "rank " : "ranks ") << format_rank_list(run) << " up "
-           << human_bandwidth(c.up.bandwidth) << " " << human_latency(c.up.latency) << '\n';
+           << human_bandwidth(c.up.bandwidth, false) << " " << human_latency(c.up.latency) << '\n';
         i = j;
     }
 }

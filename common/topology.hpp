@@ -68,6 +68,9 @@ enum class Level { root, spine, rack, node, socket, rank };
 const char* to_string(Level level);                      // "root", "spine", ...
 // Whether a vertex of level `child` may hang under one of level `parent`.
 bool level_may_contain(Level parent, Level child);
+// Up-links of hosts and switches are network links (written in bits), those
+// of sockets and ranks memory links (written in bytes).
+inline bool is_network_level(Level l) { return l == Level::node || l == Level::rack || l == Level::spine; }
 bool level_from_string(const std::string& s, Level* out);  // false if unknown
 
 struct TopoNode {

@@ -345,10 +345,10 @@ Status build_parsed(const ParsedFile& pf, const std::string& origin, Topology* o
 
 namespace {
 
-std::string link_attrs(const Link& l) {
+std::string link_attrs(const Link& l, Level level) {
     std::string s;
     // A bandwidth of 0 (unknown) is left out; reading it back gives the default.
-    if (l.bandwidth > 0) s += " bw=" + format_bandwidth(l.bandwidth);
+    if (l.bandwidth > 0) s += " bw=" + format_bandwidth(l.bandwidth, is_network_level(level));
     s += " lat=" + format_latency(l.latency);
     return s;
 }
@@ -358,7 +358,7 @@ void write_children(const Topology& t, int id, int indent, std::string* out);
 void write_vertex(const Topology& t, int id, int indent, bool with_link, std::string* out) {
     const TopoNode& n = t.node(id);
     *out += std::string(static_cast<std::size_t>(indent) * 2, ' ') + to_string(n.level) + " " + n.name +
-            (with_link ? link_attrs(n.up) : "") + "\n";
+            (with_link ? link_attrs(n.up, n.level) : "") + "\n";
     write_children(t, id, indent + 1, out);
 }
 
@@ -376,7 +376,7 @@ void write_children(const Topology& t, int id, int indent, std::string* out) {
         std::size_t j = i;
         while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up) run.push_back(t.node(ch[j++]).rank);
         *out += std::string(static_cast<std::size_t>(indent) * 2, ' ') + "ranks " + format_rank_list(run) +
-                link_attrs(c.up) + "\n";
+                link_attrs(c.up, Level::rank) + "\n";
         i = j;
     }
 }

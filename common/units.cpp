@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 
 namespace topoar {
 
@@ -108,24 +110,24 @@ Status parse_with_units(const std::string& text, const Unit (&units)[N], const c
 const char kBandwidthList[] = "bit, kbit, Mbit, Gbit, Tbit, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s..TiB/s";
 const char kLatencyList[] = "ns, us, ms, s";
 
-// Shortest "<number><unit>" over all units whose text parses back to exactly
-// `value`; ties go to the earlier unit in `order`.
-template <typename Parse>
-std::string shortest_exact(double value, const char* const* order, std::size_t n, const Unit* units,
-                           std::size_t nunits, Parse parse) {
+// Shortest "<number><unit>" among `names` whose text parses back to exactly
+// `value`; ties go to the earlier name.  Fixed notation only: "2e+01GB/s"
+// would parse, but nobody wants to read it.  Empty if none is exact.
+template <std::size_t N, typename Parse>
+std::string shortest_exact(double value, std::initializer_list<const char*> names, const Unit (&units)[N],
+                           Parse parse) {
     std::string best;
-    for (std::size_t o = 0; o < n; ++o) {
+    for (const char* name : names) {
         const Unit* u = nullptr;
-        for (std::size_t k = 0; k < nunits; ++k)
-            if (std::string(units[k].name) == order[o]) u = &units[k];
+        for (const Unit& k : units)
+            if (std::string(k.name) == name) u = &k;
         if (u == nullptr) continue;
         double scaled = value / u->factor / std::pow(10.0, u->exp10);
-        for (int prec = 1; prec <= 17; ++prec) {
+        if (!(scaled < 1e18)) continue;
+        for (int decimals = 0; decimals <= 20; ++decimals) {
             char buf[64];
-            std::snprintf(buf, sizeof buf, "%.*g", prec, scaled);
-            std::string num(buf);
-            // %g may print "1e+06"; the parser reads that, but keep it tidy.
-            std::string candidate = num + u->name;
+            std::snprintf(buf, sizeof buf, "%.*f", decimals, scaled);
+            std::string candidate = std::string(buf) + u->name;
             double back = 0;
             if (parse(candidate, &back).is_ok() && back == value) {
                 if (best.empty() || candidate.size() < best.size()) best = candidate;
@@ -159,24 +161,29 @@ Status parse_latency(const std::string& text, double* seconds) {
     return Status::ok();
 }
 
-std::string format_bandwidth(double bytes_per_second) {
-    static const char* const order[] = {"Gbit", "Mbit", "GB/s", "MB/s", "Tbit", "TB/s", "kbit", "KB/s", "bit",
-                                        "B/s"};
-    std::string s = shortest_exact(bytes_per_second, order, sizeof order / sizeof *order, kBandwidthUnits,
-                                   sizeof kBandwidthUnits / sizeof *kBandwidthUnits, parse_bandwidth);
-    // Every positive finite double is exact in B/s at 17 digits; this only
-    // triggers for values the parser refuses (0, negative, inf).
+std::string format_bandwidth(double bytes_per_second, bool in_bits) {
+    std::initializer_list<const char*> bits = {"Gbit", "Mbit", "Tbit", "kbit", "bit"};
+    std::initializer_list<const char*> bytes = {"GB/s", "MB/s", "TB/s", "KB/s", "B/s"};
+    std::string s = shortest_exact(bytes_per_second, in_bits ? bits : bytes, kBandwidthUnits, parse_bandwidth);
+    if (s.empty()) s = shortest_exact(bytes_per_second, in_bits ? bytes : bits, kBandwidthUnits, parse_bandwidth);
+    // 17 significant digits always read back exactly; this is for values
+    // too small for fixed notation (or ones the parser refuses: 0, inf).
     return s.empty() ? trim_number(bytes_per_second, 17) + "B/s" : s;
 }
 
 std::string format_latency(double seconds) {
-    static const char* const order[] = {"us", "ns", "ms", "s"};
-    std::string s = shortest_exact(seconds, order, sizeof order / sizeof *order, kLatencyUnits,
-                                   sizeof kLatencyUnits / sizeof *kLatencyUnits, parse_latency);
+    std::string s = shortest_exact(seconds, {"us", "ns", "ms", "s"}, kLatencyUnits, parse_latency);
     return s.empty() ? trim_number(seconds, 17) + "s" : s;
 }
 
-std::string human_bandwidth(double bytes_per_second) {
+std::string human_bandwidth(double bytes_per_second, bool in_bits) {
+    if (!in_bits) {
+        static const struct { double scale; const char* name; } steps[] = {
+            {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}};
+        for (const auto& s : steps)
+            if (bytes_per_second >= s.scale) return trim_number(bytes_per_second / s.scale, 4) + " " + s.name;
+        return trim_number(bytes_per_second, 4) + " B/s";
+    }
     double bits = bytes_per_second * 8;
     static const struct { double scale; const char* name; } steps[] = {
         {1e12, "Tbit/s"}, {1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}};

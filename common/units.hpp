@@ -29,13 +29,15 @@ Status parse_bandwidth(const std::string& text, double* bytes_per_second);
 // "50us" -> 5e-5.  Latency must be non-negative and finite.
 Status parse_latency(const std::string& text, double* seconds);
 
-// Shortest spelling in the file syntax that parses back to exactly `value`
-// (e.g. "200Mbit", "20GB/s", "50us"); used by Topology::to_text.
-std::string format_bandwidth(double bytes_per_second);
+// Shortest spelling in the file syntax that parses back to exactly the value
+// ("200Mbit", "20GB/s", "50us"); used by Topology::to_text.  Network links
+// read best in bits, memory links in bytes: `in_bits` picks the family tried
+// first (the other one only if the first has no exact spelling).
+std::string format_bandwidth(double bytes_per_second, bool in_bits);
 std::string format_latency(double seconds);
 
-// Rounded, for people: "200 Mbit/s", "12.5 Gbit/s", "1.5 us".
-std::string human_bandwidth(double bytes_per_second);
+// Rounded to 4 digits, for people: "200 Mbit/s", "12.5 GB/s", "1.5 us".
+std::string human_bandwidth(double bytes_per_second, bool in_bits);
 std::string human_latency(double seconds);
 
 }  // namespace topoar

@@ -120,8 +120,12 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
                         topoar_engine_describe(m->engine));
         }
     } else {
+        /* Said once per process (the same file problem would repeat on
+         * every communicator); later ones at verbose level 1. */
+        static bool told = false;
         m->state = TOPOAR_STATE_FAILED;
-        if (rank == first_failed && NULL != problem) {
+        if (rank == first_failed && NULL != problem && (!told || cm->verbose >= 1)) {
+            told = true;
             opal_output(0, "coll:topoar: set-up failed on %s (rank %d): %s; using the previous "
                         "allreduce on this communicator", comm->c_name, rank, problem);
         }

@@ -415,7 +415,19 @@ static void alg_probe_read(struct alg_probe *p, char *out, size_t out_len)
             return;
         }
     }
-    snprintf(out, out_len, "%d", value);
+    /* topoar 0.1 registers the variable without an MPI_T enum (Open MPI
+     * 4.1.4's ompi_info crashes on enum pvars); its values are documented
+     * in the variable's description. */
+    switch (value) {
+    case 0: snprintf(out, out_len, "none"); return;
+    case 1: snprintf(out, out_len, "ring"); return;
+    case 2: snprintf(out, out_len, "recursive_doubling"); return;
+    case 3: snprintf(out, out_len, "hring"); return;
+    case 4: snprintf(out, out_len, "flexreduce"); return;
+    case 5: snprintf(out, out_len, "tree"); return;
+    case 100: snprintf(out, out_len, "fallback"); return;
+    default: snprintf(out, out_len, "%d", value);
+    }
 }
 
 static void alg_probe_close(struct alg_probe *p)

@@ -1,0 +1,690 @@
+#include "cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <sstream>
+#include <utility>
+
+namespace topoar {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// The executor keeps every message below this (the PML's int byte count).
+constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 30;
+
+// A FIFO of ints that reuses its storage once drained (most queues here hold
+// a handful of entries and empty out every round).
+class IntQueue {
+public:
+    bool empty() const { return head_ == v_.size(); }
+    int front() const { return v_[head_]; }
+    void push(int x) { v_.push_back(x); }
+    void pop() {
+        if (++head_ == v_.size()) {
+            v_.clear();
+            head_ = 0;
+        }
+    }
+
+private:
+    std::vector<int> v_;
+    std::size_t head_ = 0;
+};
+
+enum EventType : std::uint8_t { kFlowEnd, kDeliver, kRoundEnd };
+
+struct Event {
+    double time;
+    std::uint64_t seq;  // ties broken by creation order: deterministic
+    EventType type;
+    int id;
+    std::uint32_t version;
+};
+
+struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+        return a.time > b.time || (a.time == b.time && a.seq > b.seq);
+    }
+};
+
+// One message (one executor segment).
+struct Msg {
+    int box = -1;
+    double bytes = 0;
+    int slot = -1;          // index into the receiver's current round slots, once matched
+    double delivered = -1;  // arrival time if it arrived before its receive was posted
+    bool matched = false;
+};
+
+// A directed rank pair: its path through the tree and its message queues.
+struct Box {
+    int src = -1, dst = -1;
+    std::vector<int> path;   // every link crossed (for the byte counts)
+    std::vector<int> links;  // the ones with finite bandwidth (for sharing)
+    double latency = 0;      // path latency + overhead
+    IntQueue wire;           // messages sent and not yet drained, in order
+    IntQueue unmatched_msgs;
+    IntQueue unmatched_slots;
+    bool flowing = false;
+};
+
+struct Flow {
+    int msg = -1;
+    int box = -1;
+    double remaining = 0;  // bytes left at time `last`
+    double rate = 0;       // bytes per second since `last`
+    double last = 0;
+    std::uint32_t version = 0;
+    std::vector<int> pos;  // index in active[link] for each of box.links
+};
+
+// A posted receive of the current round.
+struct Slot {
+    double bytes;
+    double arrived;  // < 0 until the message is there
+    bool reduce;     // reduced while waiting (not deferred)
+};
+
+struct RankState {
+    std::size_t round = 0;
+    double cpu = 0;             // when its reductions so far are done
+    double last_send_done = 0;  // latest send completion of the round
+    int sends_left = 0;
+    std::vector<Slot> slots;
+    std::size_t next_slot = 0;
+    double deferred_bytes = 0;  // reductions that wait for the round's sends
+    bool ending = false;        // its round end is scheduled
+    bool done = false;
+    double reduced = 0;
+};
+
+class Simulation {
+public:
+    Simulation(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params)
+        : topo_(topo), plan_(plan), elem_size_(elem_size), params_(params) {}
+
+    Status run(Prediction* out);
+
+private:
+    int box_of(int src, int dst);
+    int new_msg();
+    void push(double t, EventType type, int id, std::uint32_t version = 0) {
+        heap_.push(Event{t, seq_++, type, id, version});
+    }
+    void start_round(int r, double t);
+    void post_recv(int r, int box, int slot, double t);
+    void post_send(int r, int box, double bytes, double t);
+    void try_start_wire(int box, double t);
+    void start_flow(int msg, double t);
+    void end_flow(int flow, double t);
+    void deliver(int msg, double t);
+    void check_progress(int r);
+    void mark_dirty(int link) {
+        if (dirty_stamp_[static_cast<std::size_t>(link)] != dirty_epoch_) {
+            dirty_stamp_[static_cast<std::size_t>(link)] = dirty_epoch_;
+            dirty_.push_back(link);
+        }
+    }
+    void recompute_rates(double t);
+
+    const Topology& topo_;
+    const Plan& plan_;
+    std::size_t elem_size_;
+    CostParams params_;
+    std::size_t seg_elems_ = 0;
+
+    std::vector<double> cap_;                  // per link (2 * vertex + down)
+    std::vector<std::vector<int>> active_;     // flows on each link
+    std::vector<double> link_bytes_;
+    std::vector<std::uint32_t> link_stamp_, dirty_stamp_;
+    std::vector<double> rem_;                  // progressive filling scratch
+    std::vector<int> cnt_;
+    std::vector<int> dirty_;
+    std::uint32_t dirty_epoch_ = 1, bfs_epoch_ = 0;
+
+    std::vector<Box> boxes_;
+    std::vector<std::vector<std::pair<int, int>>> out_boxes_;  // per src: (dst, box), sorted
+    std::vector<Msg> msgs_;
+    std::vector<int> free_msgs_;
+    std::vector<Flow> flows_;
+    std::vector<int> free_flows_;
+    std::vector<std::uint32_t> flow_stamp_;
+    std::vector<double> new_rate_;
+    std::vector<RankState> ranks_;
+
+    std::priority_queue<Event, std::vector<Event>, Later> heap_;
+    std::uint64_t seq_ = 0;
+
+    std::vector<int> comp_links_, comp_flows_, stack_;
+    std::size_t messages_ = 0, events_ = 0, rate_updates_ = 0;
+    double bytes_sent_ = 0;
+};
+
+int Simulation::box_of(int src, int dst) {
+    auto& list = out_boxes_[static_cast<std::size_t>(src)];
+    auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(dst, -1));
+    if (it != list.end() && it->first == dst) return it->second;
+    Box b;
+    b.src = src;
+    b.dst = dst;
+    int a = topo_.leaf_of_rank(src), c = topo_.leaf_of_rank(dst);
+    int top = topo_.lca(a, c);
+    double lat = params_.overhead;
+    for (int v = a; v != top; v = topo_.node(v).parent) {
+        b.path.push_back(2 * v);
+        lat += topo_.node(v).up.latency;
+    }
+    std::vector<int> down;
+    for (int v = c; v != top; v = topo_.node(v).parent) {
+        down.push_back(2 * v + 1);
+        lat += topo_.node(v).up.latency;
+    }
+    b.path.insert(b.path.end(), down.rbegin(), down.rend());
+    for (int l : b.path)
+        if (std::isfinite(cap_[static_cast<std::size_t>(l)])) b.links.push_back(l);
+    b.latency = lat;
+    int id = static_cast<int>(boxes_.size());
+    boxes_.push_back(std::move(b));
+    list.insert(it, std::make_pair(dst, id));
+    return id;
+}
+
+int Simulation::new_msg() {
+    if (!free_msgs_.empty()) {
+        int m = free_msgs_.back();
+        free_msgs_.pop_back();
+        msgs_[static_cast<std::size_t>(m)] = Msg{};
+        return m;
+    }
+    msgs_.emplace_back();
+    return static_cast<int>(msgs_.size()) - 1;
+}
+
+// Executor order: receives (in op order, segment by segment), then sends.
+void Simulation::start_round(int r, double t) {
+    RankState& s = ranks_[static_cast<std::size_t>(r)];
+    const Round& round = plan_.ranks[static_cast<std::size_t>(r)].rounds[s.round];
+    s.cpu = t;
+    s.last_send_done = t;
+    s.sends_left = 0;
+    s.slots.clear();
+    s.next_slot = 0;
+    s.deferred_bytes = 0;
+    s.ending = false;
+
+    // A reduction into a range this round also sends waits for the sends
+    // (they read the buffer as it was at the round's start).
+    auto overlaps_a_send = [&round](const Op& op) {
+        for (const Op& o : round.ops)
+            if (o.kind == OpKind::send && o.offset < op.offset + op.count && op.offset < o.offset + o.count)
+                return true;
+        return false;
+    };
+    const bool many = round.ops.size() > 16;
+    std::vector<std::pair<std::size_t, std::size_t>> sends;  // (offset, prefix max of ends)
+    if (many) {
+        for (const Op& o : round.ops)
+            if (o.kind == OpKind::send) sends.emplace_back(o.offset, o.offset + o.count);
+        std::sort(sends.begin(), sends.end());
+        for (std::size_t i = 1; i < sends.size(); ++i)
+            sends[i].second = std::max(sends[i].second, sends[i - 1].second);
+    }
+    auto deferred_op = [&](const Op& op) {
+        if (op.kind != OpKind::recv_reduce) return false;
+        if (!many) return overlaps_a_send(op);
+        // Sends starting before op's end: does any of them reach past its start?
+        auto it = std::lower_bound(sends.begin(), sends.end(), std::make_pair(op.offset + op.count, std::size_t(0)));
+        if (it == sends.begin()) return false;
+        return std::prev(it)->second > op.offset;
+    };
+
+    for (const Op& op : round.ops) {
+        if (op.kind == OpKind::send) continue;
+        bool reduce = op.kind == OpKind::recv_reduce;
+        bool defer = deferred_op(op);
+        int box = box_of(op.peer, r);
+        for (std::size_t done = 0; done < op.count; done += seg_elems_) {
+            double bytes = static_cast<double>(std::min(seg_elems_, op.count - done) * elem_size_);
+            if (reduce) {
+                s.reduced += bytes;
+                if (defer) s.deferred_bytes += bytes;
+            }
+            int slot = static_cast<int>(s.slots.size());
+            s.slots.push_back(Slot{bytes, -1.0, reduce && !defer});
+            post_recv(r, box, slot, t);
+        }
+    }
+    for (const Op& op : round.ops) {
+        if (op.kind != OpKind::send) continue;
+        int box = box_of(r, op.peer);
+        for (std::size_t done = 0; done < op.count; done += seg_elems_) {
+            double bytes = static_cast<double>(std::min(seg_elems_, op.count - done) * elem_size_);
+            ++s.sends_left;
+            post_send(r, box, bytes, t);
+        }
+    }
+    check_progress(r);
+}
+
+void Simulation::post_recv(int r, int box_id, int slot, double t) {
+    Box& b = boxes_[static_cast<std::size_t>(box_id)];
+    if (b.unmatched_msgs.empty()) {
+        b.unmatched_slots.push(slot);
+        return;
+    }
+    int m = b.unmatched_msgs.front();
+    b.unmatched_msgs.pop();
+    Msg& msg = msgs_[static_cast<std::size_t>(m)];
+    msg.matched = true;
+    msg.slot = slot;
+    if (msg.delivered >= 0) {  // arrived early (eager): it is there now
+        ranks_[static_cast<std::size_t>(r)].slots[static_cast<std::size_t>(slot)].arrived = t;
+        free_msgs_.push_back(m);
+        return;
+    }
+    try_start_wire(box_id, t);  // a rendezvous message may go now
+}
+
+void Simulation::post_send(int r, int box_id, double bytes, double t) {
+    (void)r;
+    int m = new_msg();
+    Msg& msg = msgs_[static_cast<std::size_t>(m)];
+    msg.box = box_id;
+    msg.bytes = bytes;
+    Box& b = boxes_[static_cast<std::size_t>(box_id)];
+    b.wire.push(m);
+    if (!b.unmatched_slots.empty()) {
+        msg.matched = true;
+        msg.slot = b.unmatched_slots.front();
+        b.unmatched_slots.pop();
+    } else {
+        b.unmatched_msgs.push(m);
+    }
+    try_start_wire(box_id, t);
+}
+
+void Simulation::try_start_wire(int box_id, double t) {
+    Box& b = boxes_[static_cast<std::size_t>(box_id)];
+    if (b.flowing || b.wire.empty()) return;
+    int m = b.wire.front();
+    const Msg& msg = msgs_[static_cast<std::size_t>(m)];
+    if (!msg.matched && msg.bytes > static_cast<double>(params_.eager_bytes)) return;
+    b.flowing = true;
+    start_flow(m, t);
+}
+
+void Simulation::start_flow(int m, double t) {
+    const Msg& msg = msgs_[static_cast<std::size_t>(m)];
+    const Box& b = boxes_[static_cast<std::size_t>(msg.box)];
+    ++messages_;
+    bytes_sent_ += msg.bytes;
+    for (int l : b.path) link_bytes_[static_cast<std::size_t>(l)] += msg.bytes;
+
+    int f;
+    if (!free_flows_.empty()) {
+        f = free_flows_.back();
+        free_flows_.pop_back();
+    } else {
+        f = static_cast<int>(flows_.size());
+        flows_.emplace_back();
+        flow_stamp_.push_back(0);
+        new_rate_.push_back(0);
+    }
+    Flow& fl = flows_[static_cast<std::size_t>(f)];
+    fl.msg = m;
+    fl.box = msg.box;
+    fl.remaining = msg.bytes;
+    fl.rate = 0;
+    fl.last = t;
+    ++fl.version;
+    fl.pos.resize(b.links.size());
+    for (std::size_t i = 0; i < b.links.size(); ++i) {
+        auto& act = active_[static_cast<std::size_t>(b.links[i])];
+        fl.pos[i] = static_cast<int>(act.size());
+        act.push_back(f);
+        mark_dirty(b.links[i]);
+    }
+    if (b.links.empty()) {  // nothing limits it: drained at once
+        fl.rate = kInf;
+        push(t, kFlowEnd, f, fl.version);
+    }
+}
+
+void Simulation::end_flow(int f, double t) {
+    Flow& fl = flows_[static_cast<std::size_t>(f)];
+    const int box_id = fl.box;
+    const Box& b = boxes_[static_cast<std::size_t>(box_id)];
+    for (std::size_t i = 0; i < b.links.size(); ++i) {
+        int l = b.links[i];
+        auto& act = active_[static_cast<std::size_t>(l)];
+        int idx = fl.pos[i];
+        int moved = act.back();
+        act[static_cast<std::size_t>(idx)] = moved;
+        act.pop_back();
+        if (moved != f) {
+            Flow& mf = flows_[static_cast<std::size_t>(moved)];
+            const Box& mb = boxes_[static_cast<std::size_t>(mf.box)];
+            for (std::size_t j = 0; j < mb.links.size(); ++j)
+                if (mb.links[j] == l) {
+                    mf.pos[j] = idx;
+                    break;
+                }
+        }
+        mark_dirty(l);
+    }
+    const int m = fl.msg;
+    ++fl.version;  // stale events of this flow are ignored
+    fl.msg = -1;
+    free_flows_.push_back(f);
+
+    Box& bx = boxes_[static_cast<std::size_t>(box_id)];
+    bx.flowing = false;
+    bx.wire.pop();
+    RankState& sender = ranks_[static_cast<std::size_t>(bx.src)];
+    --sender.sends_left;
+    sender.last_send_done = std::max(sender.last_send_done, t);
+    push(t + bx.latency, kDeliver, m);
+    try_start_wire(box_id, t);
+    check_progress(bx.src);
+}
+
+void Simulation::deliver(int m, double t) {
+    Msg& msg = msgs_[static_cast<std::size_t>(m)];
+    if (!msg.matched) {
+        msg.delivered = t;  // waits in the unexpected queue
+        return;
+    }
+    int r = boxes_[static_cast<std::size_t>(msg.box)].dst;
+    ranks_[static_cast<std::size_t>(r)].slots[static_cast<std::size_t>(msg.slot)].arrived = t;
+    free_msgs_.push_back(m);
+    check_progress(r);
+}
+
+// The executor waits for receives in posting order, reducing each as it
+// comes; then for the sends; then runs the deferred reductions.
+void Simulation::check_progress(int r) {
+    RankState& s = ranks_[static_cast<std::size_t>(r)];
+    if (s.ending || s.done) return;
+    while (s.next_slot < s.slots.size() && s.slots[s.next_slot].arrived >= 0) {
+        const Slot& sl = s.slots[s.next_slot++];
+        s.cpu = std::max(s.cpu, sl.arrived) + (sl.reduce ? params_.gamma * sl.bytes : 0.0);
+    }
+    if (s.next_slot < s.slots.size() || s.sends_left > 0) return;
+    double end = std::max(s.cpu, s.last_send_done) + params_.gamma * s.deferred_bytes;
+    s.ending = true;
+    push(end, kRoundEnd, r);
+}
+
+// Max-min fair shares for the flows connected (through shared links) to the
+// links touched since the last call.  Flows elsewhere keep their rates: a
+// max-min allocation decomposes over connected components.
+void Simulation::recompute_rates(double t) {
+    if (dirty_.empty()) return;
+    ++bfs_epoch_;
+    comp_links_.clear();
+    comp_flows_.clear();
+    stack_.clear();
+    for (int l : dirty_) {
+        if (link_stamp_[static_cast<std::size_t>(l)] == bfs_epoch_) continue;
+        link_stamp_[static_cast<std::size_t>(l)] = bfs_epoch_;
+        stack_.push_back(l);
+    }
+    dirty_.clear();
+    ++dirty_epoch_;
+    while (!stack_.empty()) {
+        int l = stack_.back();
+        stack_.pop_back();
+        comp_links_.push_back(l);
+        for (int f : active_[static_cast<std::size_t>(l)]) {
+            if (flow_stamp_[static_cast<std::size_t>(f)] == bfs_epoch_) continue;
+            flow_stamp_[static_cast<std::size_t>(f)] = bfs_epoch_;
+            comp_flows_.push_back(f);
+            for (int m : boxes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(f)].box)].links)
+                if (link_stamp_[static_cast<std::size_t>(m)] != bfs_epoch_) {
+                    link_stamp_[static_cast<std::size_t>(m)] = bfs_epoch_;
+                    stack_.push_back(m);
+                }
+        }
+    }
+    if (comp_flows_.empty()) return;
+
+    // Progressive filling: raise all unfrozen rates together; the link whose
+    // fair share runs out first freezes its flows at that share.
+    for (int l : comp_links_) {
+        rem_[static_cast<std::size_t>(l)] = cap_[static_cast<std::size_t>(l)];
+        cnt_[static_cast<std::size_t>(l)] = static_cast<int>(active_[static_cast<std::size_t>(l)].size());
+    }
+    for (int f : comp_flows_) new_rate_[static_cast<std::size_t>(f)] = -1;
+    std::size_t left = comp_flows_.size();
+    // Links whose flows are all frozen are dropped from the scan.
+    std::vector<int>& live = stack_;
+    live.assign(comp_links_.begin(), comp_links_.end());
+    while (left > 0) {
+        double best = kInf;
+        std::size_t keep = 0;
+        for (int l : live) {
+            int c = cnt_[static_cast<std::size_t>(l)];
+            if (c == 0) continue;
+            live[keep++] = l;
+            best = std::min(best, rem_[static_cast<std::size_t>(l)] / c);
+        }
+        live.resize(keep);
+        if (!(best < kInf) || live.empty()) break;
+        best = std::max(best, 0.0);
+        const double limit = best * (1 + 1e-12);
+        for (int l : live) {
+            int c = cnt_[static_cast<std::size_t>(l)];
+            if (c == 0 || rem_[static_cast<std::size_t>(l)] / c > limit) continue;
+            for (int f : active_[static_cast<std::size_t>(l)]) {
+                if (new_rate_[static_cast<std::size_t>(f)] >= 0) continue;
+                new_rate_[static_cast<std::size_t>(f)] = best;
+                --left;
+                for (int m : boxes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(f)].box)].links) {
+                    rem_[static_cast<std::size_t>(m)] = std::max(0.0, rem_[static_cast<std::size_t>(m)] - best);
+                    --cnt_[static_cast<std::size_t>(m)];
+                }
+            }
+        }
+    }
+    for (int f : comp_flows_) {
+        Flow& fl = flows_[static_cast<std::size_t>(f)];
+        double nr = new_rate_[static_cast<std::size_t>(f)];
+        if (nr < 0) nr = kInf;  // cannot happen: every flow has a finite link
+        if (nr == fl.rate) continue;
+        if (fl.rate > 0 && t > fl.last) fl.remaining = std::max(0.0, fl.remaining - fl.rate * (t - fl.last));
+        fl.last = t;
+        fl.rate = nr;
+        ++fl.version;
+        ++rate_updates_;
+        double finish = nr > 0 ? t + fl.remaining / nr : kInf;
+        push(finish, kFlowEnd, f, fl.version);
+    }
+}
+
+Status Simulation::run(Prediction* out) {
+    const int p = plan_.nranks;
+    const std::size_t nv = static_cast<std::size_t>(topo_.num_nodes());
+    std::size_t seg = params_.segment_bytes ? std::max<std::size_t>(1, params_.segment_bytes / elem_size_) : SIZE_MAX;
+    seg_elems_ = std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / elem_size_));
+
+    cap_.assign(2 * nv, kInf);
+    for (std::size_t v = 0; v < nv; ++v) {
+        const TopoNode& n = topo_.node(static_cast<int>(v));
+        if (n.parent < 0) continue;
+        double bw = n.up.bandwidth > 0 ? n.up.bandwidth : params_.unknown_bandwidth;
+        if (bw > 0) cap_[2 * v] = cap_[2 * v + 1] = bw;
+    }
+    active_.assign(2 * nv, {});
+    link_bytes_.assign(2 * nv, 0);
+    link_stamp_.assign(2 * nv, 0);
+    dirty_stamp_.assign(2 * nv, 0);
+    rem_.assign(2 * nv, 0);
+    cnt_.assign(2 * nv, 0);
+    out_boxes_.assign(static_cast<std::size_t>(p), {});
+    ranks_.assign(static_cast<std::size_t>(p), RankState{});
+
+    for (int r = 0; r < p; ++r) {
+        if (plan_.ranks[static_cast<std::size_t>(r)].rounds.empty())
+            ranks_[static_cast<std::size_t>(r)].done = true;
+        else
+            start_round(r, 0.0);
+    }
+    double now = 0;
+    while (!heap_.empty()) {
+        now = std::max(now, heap_.top().time);
+        // Everything that happens at this instant, then one rate update.
+        while (!heap_.empty() && heap_.top().time <= now) {
+            Event e = heap_.top();
+            heap_.pop();
+            switch (e.type) {
+            case kFlowEnd:
+                if (flows_[static_cast<std::size_t>(e.id)].version != e.version) continue;
+                ++events_;
+                end_flow(e.id, now);
+                break;
+            case kDeliver:
+                ++events_;
+                deliver(e.id, now);
+                break;
+            case kRoundEnd: {
+                ++events_;
+                RankState& s = ranks_[static_cast<std::size_t>(e.id)];
+                out->rank_time[static_cast<std::size_t>(e.id)] = now;
+                if (++s.round < plan_.ranks[static_cast<std::size_t>(e.id)].rounds.size()) {
+                    start_round(e.id, now);
+                } else {
+                    s.done = true;
+                }
+                break;
+            }
+            }
+        }
+        recompute_rates(now);
+    }
+
+    for (int r = 0; r < p; ++r) {
+        const RankState& s = ranks_[static_cast<std::size_t>(r)];
+        if (!s.done) {
+            std::ostringstream m;
+            m << "cost model: the plan cannot complete: rank " << r << " waits forever in its round " << s.round
+              << " (a receive without a matching send, or a cycle of rendezvous waits)";
+            return Status::internal(m.str());
+        }
+        out->max_bytes_reduced = std::max(out->max_bytes_reduced, s.reduced);
+    }
+    for (double t : out->rank_time) out->time = std::max(out->time, t);
+    out->messages = messages_;
+    out->bytes_sent = bytes_sent_;
+    out->events = events_;
+    out->rate_updates = rate_updates_;
+    double best_s = -1, best_b = -1;
+    for (std::size_t v = 1; v < nv; ++v)
+        for (int d = 0; d < 2; ++d) {
+            double bytes = link_bytes_[2 * v + static_cast<std::size_t>(d)];
+            double c = cap_[2 * v + static_cast<std::size_t>(d)];
+            double secs = std::isfinite(c) ? bytes / c : 0;
+            (d == 0 ? out->link_bytes_up : out->link_bytes_down)[v] = bytes;
+            if (bytes > 0 && (secs > best_s || (secs == best_s && bytes > best_b))) {
+                best_s = secs;
+                best_b = bytes;
+                out->busiest_vertex = static_cast<int>(v);
+                out->busiest_up = d == 0;
+                out->busiest_bytes = bytes;
+                out->busiest_seconds = secs;
+            }
+        }
+    return Status::ok();
+}
+
+}  // namespace
+
+Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
+               Prediction* out) {
+    if (plan.only_rank >= 0) return Status::invalid("cost model: needs a full plan (only_rank == -1)");
+    if (plan.nranks != topo.num_ranks())
+        return Status::invalid("cost model: plan for " + std::to_string(plan.nranks) + " ranks, topology has " +
+                               std::to_string(topo.num_ranks()));
+    if (static_cast<int>(plan.ranks.size()) != plan.nranks)
+        return Status::invalid("cost model: plan has " + std::to_string(plan.ranks.size()) + " schedules for " +
+                               std::to_string(plan.nranks) + " ranks");
+    if (elem_size == 0) return Status::invalid("cost model: element size 0");
+    if (!(params.overhead >= 0) || !(params.gamma >= 0) || !(params.unknown_bandwidth >= 0))
+        return Status::invalid("cost model: negative or NaN parameter");
+    for (int r = 0; r < plan.nranks; ++r)
+        for (const Round& round : plan.ranks[static_cast<std::size_t>(r)].rounds)
+            for (const Op& op : round.ops)
+                if (op.peer < 0 || op.peer >= plan.nranks || op.peer == r || op.count == 0)
+                    return Status::invalid("cost model: rank " + std::to_string(r) + " has an operation with peer " +
+                                           std::to_string(op.peer) + " and " + std::to_string(op.count) +
+                                           " elements");
+    *out = Prediction{};
+    out->rank_time.assign(static_cast<std::size_t>(plan.nranks), 0.0);
+    out->link_bytes_up.assign(static_cast<std::size_t>(topo.num_nodes()), 0.0);
+    out->link_bytes_down.assign(static_cast<std::size_t>(topo.num_nodes()), 0.0);
+    Simulation sim(topo, plan, elem_size, params);
+    return sim.run(out);
+}
+
+std::string link_name(const Topology& topo, int vertex, bool up) {
+    if (vertex < 0 || vertex >= topo.num_nodes()) return "none";
+    const TopoNode& n = topo.node(vertex);
+    return std::string(to_string(n.level)) + " " + n.name + (up ? " up" : " down");
+}
+
+double bus_bandwidth(int nranks, double bytes, double seconds) {
+    if (nranks <= 1 || !(seconds > 0)) return 0;
+    return 2.0 * (nranks - 1) / nranks * bytes / seconds;
+}
+
+std::vector<double> max_min_rates(const std::vector<double>& capacity,
+                                  const std::vector<std::vector<int>>& flow_links) {
+    const std::size_t nf = flow_links.size();
+    std::vector<double> rate(nf, -1), rem(capacity);
+    std::vector<int> cnt(capacity.size(), 0);
+    std::size_t left = 0;
+    for (std::size_t f = 0; f < nf; ++f) {
+        bool limited = false;
+        for (int l : flow_links[f])
+            if (std::isfinite(capacity[static_cast<std::size_t>(l)])) {
+                ++cnt[static_cast<std::size_t>(l)];
+                limited = true;
+            }
+        if (limited)
+            ++left;
+        else
+            rate[f] = kInf;
+    }
+    while (left > 0) {
+        double best = kInf;
+        for (std::size_t l = 0; l < capacity.size(); ++l)
+            if (cnt[l] > 0) best = std::min(best, rem[l] / cnt[l]);
+        best = std::max(best, 0.0);
+        const double limit = best * (1 + 1e-12);
+        std::vector<std::size_t> bottlenecks;
+        for (std::size_t l = 0; l < capacity.size(); ++l)
+            if (cnt[l] > 0 && rem[l] / cnt[l] <= limit) bottlenecks.push_back(l);
+        for (std::size_t f = 0; f < nf; ++f) {
+            if (rate[f] >= 0) continue;
+            bool hit = false;
+            for (int l : flow_links[f])
+                if (std::find(bottlenecks.begin(), bottlenecks.end(), static_cast<std::size_t>(l)) !=
+                    bottlenecks.end())
+                    hit = true;
+            if (!hit) continue;
+            rate[f] = best;
+            --left;
+            for (int l : flow_links[f])
+                if (std::isfinite(capacity[static_cast<std::size_t>(l)])) {
+                    rem[static_cast<std::size_t>(l)] = std::max(0.0, rem[static_cast<std::size_t>(l)] - best);
+                    --cnt[static_cast<std::size_t>(l)];
+                }
+        }
+    }
+    return rate;
+}
+
+}  // namespace topoar

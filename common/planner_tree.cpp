@@ -1,0 +1,318 @@
+// Aggregation trees (RAT) and the node-aware latency tree; see
+// planner_tree.hpp for the algorithms, diagrams and the paper sections.
+#include "planner_tree.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace topoar {
+
+namespace {
+
+std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+
+std::vector<int> heights_of(const Topology& topo) {
+    // Vertex ids are a preorder walk: children have larger ids than their
+    // parent, so one reverse sweep sees every child before its parent.
+    std::vector<int> h(idx(topo.num_nodes()), 0);
+    for (int v = topo.num_nodes() - 1; v >= 0; --v)
+        for (int c : topo.node(v).children) h[idx(v)] = std::max(h[idx(v)], h[idx(c)] + 1);
+    return h;
+}
+
+double bandwidth_of(const TopoNode& n) {
+    if (n.up.bandwidth > 0) return n.up.bandwidth;
+    double bw = LinkDefaults{}.for_level(n.level).bandwidth;
+    return bw > 0 ? bw : 1.0;
+}
+
+}  // namespace
+
+TreeLayout layout_trees(const Topology& topo, int num_trees) {
+    TreeLayout t;
+    const int K = std::max(1, num_trees);
+    const int V = topo.num_nodes();
+    t.num_trees = K;
+    t.height = heights_of(topo);
+    t.choice.assign(idx(K), std::vector<int>(idx(V), -1));
+    t.agg.assign(idx(K), std::vector<int>(idx(V), -1));
+    if (V == 0) return t;
+
+    // use[k][v]: for how many levels above v the aggregator of v in tree k
+    // also aggregates (0: only v itself).  Trees with a larger use are
+    // spread first, so the ranks that serve high levels (the roots above
+    // all) rotate over the children as evenly as the others.
+    std::vector<std::vector<int>> use(idx(K), std::vector<int>(idx(V), 0));
+    std::vector<int> order(idx(K));
+    for (int v = 0; v < V; ++v) {  // preorder: a parent before its children
+        const TopoNode& n = topo.node(v);
+        if (n.is_leaf()) continue;
+        const int m = static_cast<int>(n.children.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int a, int b) { return use[idx(a)][idx(v)] > use[idx(b)][idx(v)]; });
+        for (int pos = 0; pos < K; ++pos) {
+            int k = order[idx(pos)];
+            int c = pos % m;
+            t.choice[idx(k)][idx(v)] = c;
+            for (int i = 0; i < m; ++i)
+                use[idx(k)][idx(n.children[idx(i)])] = i == c ? use[idx(k)][idx(v)] + 1 : 0;
+        }
+    }
+    // Aggregators bottom-up: a region's aggregator is its chosen child's, so
+    // the chosen child's partial never moves to reach it.
+    for (int k = 0; k < K; ++k)
+        for (int v = V - 1; v >= 0; --v) {
+            const TopoNode& n = topo.node(v);
+            t.agg[idx(k)][idx(v)] =
+                n.is_leaf() ? n.rank : t.agg[idx(k)][idx(n.children[idx(t.choice[idx(k)][idx(v)])])];
+        }
+    return t;
+}
+
+double tree_bottleneck(const Topology& topo, const TreeLayout& t) {
+    // A message between a child's aggregator and its region's aggregator
+    // crosses the up-links of the chain of chosen descendants below the
+    // child and below the chosen child.  Reduce and broadcast use each such
+    // edge once per direction, so one number per edge is enough.
+    const int V = topo.num_nodes();
+    std::vector<double> load(idx(V), 0.0);
+    const double w = 1.0 / t.num_trees;
+    auto chain = [&](int k, int c) {
+        for (int x = c;; x = topo.node(x).children[idx(t.choice[idx(k)][idx(x)])]) {
+            load[idx(x)] += w;
+            if (topo.node(x).is_leaf()) break;
+        }
+    };
+    for (int k = 0; k < t.num_trees; ++k)
+        for (int v = 0; v < V; ++v) {
+            const TopoNode& n = topo.node(v);
+            if (n.is_leaf()) continue;
+            int chosen = n.children[idx(t.choice[idx(k)][idx(v)])];
+            for (int c : n.children)
+                if (c != chosen) {
+                    chain(k, c);
+                    chain(k, chosen);
+                }
+        }
+    double worst = 0;
+    for (int v = 0; v < V; ++v)
+        if (topo.node(v).parent >= 0) worst = std::max(worst, load[idx(v)] / bandwidth_of(topo.node(v)));
+    return worst;
+}
+
+int default_num_trees(const Topology& topo) {
+    constexpr int kMaxTrees = 256;
+    // Work bound for the search (edge visits), so planning stays in the
+    // millisecond range for thousands of ranks.
+    constexpr double kMaxWork = 2e7;
+    int maxfan = 1;
+    long long lcm = 1;
+    for (const auto& n : topo.nodes()) {
+        int m = static_cast<int>(n.children.size());
+        if (m == 0) continue;
+        maxfan = std::max(maxfan, m);
+        if (lcm <= kMaxTrees) lcm = lcm / std::gcd(lcm, static_cast<long long>(m)) * m;
+    }
+    maxfan = std::min(maxfan, kMaxTrees);
+    std::vector<int> cand;
+    for (int k = maxfan; k <= std::min(2 * maxfan, kMaxTrees); ++k) cand.push_back(k);
+    if (lcm > 2 * maxfan && lcm <= kMaxTrees) cand.push_back(static_cast<int>(lcm));
+
+    const double per_tree = static_cast<double>(topo.num_nodes()) * (topo.depth() + 1);
+    std::vector<std::pair<int, double>> scored;
+    double work = 0, best = 0;
+    for (int k : cand) {
+        if (!scored.empty() && work + per_tree * k > kMaxWork) continue;
+        work += per_tree * k;
+        double cost = tree_bottleneck(topo, layout_trees(topo, k));
+        scored.emplace_back(k, cost);
+        if (scored.size() == 1 || cost < best) best = cost;
+    }
+    for (const auto& s : scored)
+        if (s.second <= best * 1.01) return s.first;
+    return maxfan;
+}
+
+Status plan_tree(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out) {
+    if (topo.empty()) return Status::invalid("plan_tree: empty topology");
+    const int p = topo.num_ranks();
+    if (only_rank < -1 || only_rank >= p) return Status::invalid("plan_tree: bad only_rank");
+    if (opts.num_trees < 0) return Status::invalid("plan_tree: negative number of trees");
+    const int K = opts.num_trees > 0 ? opts.num_trees : default_num_trees(topo);
+    const TreeLayout t = layout_trees(topo, K);
+    const int H = t.height[idx(topo.root())];
+
+    PlanBuilder b(Algorithm::tree, p, count, only_rank);
+    for (int k = 0; k < K; ++k) {
+        const Range slice = split_range(count, static_cast<std::size_t>(K), static_cast<std::size_t>(k));
+        if (slice.count == 0) continue;
+        const std::size_t seg = opts.pipeline_elems ? opts.pipeline_elems : slice.count;
+        const std::size_t nseg = (slice.count + seg - 1) / seg;
+        const auto& agg = t.agg[idx(k)];
+        for (std::size_t s = 0; s < nseg; ++s) {
+            const std::size_t off = slice.offset + s * seg;
+            const std::size_t len = std::min(seg, slice.count - s * seg);
+            const int si = static_cast<int>(s);
+            for (int v = 0; v < topo.num_nodes(); ++v) {
+                const TopoNode& n = topo.node(v);
+                if (n.is_leaf()) continue;
+                const int h = t.height[idx(v)];
+                const int chosen = n.children[idx(t.choice[idx(k)][idx(v)])];
+                // Reduce: the other children's partials (complete by round
+                // h-2+s at the latest) go to the aggregator in child order.
+                for (int c : n.children)
+                    if (c != chosen)
+                        b.transfer(h - 1 + si, agg[idx(c)], agg[idx(v)], off, len, OpKind::recv_reduce,
+                                   Operand::incoming_first);
+                // Broadcast: the region's final segment goes back to the
+                // other children's aggregators one round after the level
+                // above delivered it.
+                for (int c : n.children)
+                    if (c != chosen)
+                        b.transfer(H + (H - h) + si, agg[idx(v)], agg[idx(c)], off, len, OpKind::recv_copy);
+            }
+        }
+    }
+    *out = b.finish();
+    return Status::ok();
+}
+
+// ---------------------------------------------------------------- leader tree
+
+namespace {
+
+// Rounds of a k-nomial tree over n members: ceil(log_radix n).
+int knomial_rounds(int n, int radix) {
+    int r = 0;
+    for (long long span = 1; span < n; span *= radix) ++r;
+    return r;
+}
+
+// k-nomial reduce of `members` to members[0] in rounds base, base+1, ...:
+// in round j, member i whose base-radix digits below j are zero and digit j
+// is not sends to i - digit_j * radix^j.  A parent receives its children in
+// ascending order, incoming operand first.
+void knomial_reduce(PlanBuilder& b, const std::vector<int>& members, int radix, int base, std::size_t count) {
+    const int n = static_cast<int>(members.size());
+    int j = 0;
+    for (long long step = 1; step < n; step *= radix, ++j)
+        for (long long parent = 0; parent < n; parent += step * radix)
+            for (int d = 1; d < radix && parent + d * step < n; ++d)
+                b.transfer(base + j, members[idx(static_cast<int>(parent + d * step))],
+                           members[idx(static_cast<int>(parent))], 0, count, OpKind::recv_reduce,
+                           Operand::incoming_first);
+}
+
+// The mirror image: members[0] first, the last level's children last.
+void knomial_bcast(PlanBuilder& b, const std::vector<int>& members, int radix, int base, std::size_t count) {
+    const int n = static_cast<int>(members.size());
+    const int rounds = knomial_rounds(n, radix);
+    long long step = 1;
+    for (int j = 0; j + 1 < rounds; ++j) step *= radix;
+    for (int j = rounds - 1; j >= 0; --j, step /= radix)
+        for (long long parent = 0; parent < n; parent += step * radix)
+            for (int d = 1; d < radix && parent + d * step < n; ++d)
+                b.transfer(base + (rounds - 1 - j), members[idx(static_cast<int>(parent))],
+                           members[idx(static_cast<int>(parent + d * step))], 0, count, OpKind::recv_copy);
+}
+
+int rd_rounds(int n) {
+    if (n <= 1) return 0;
+    int pof2 = 1, lg = 0;
+    while (pof2 * 2 <= n) pof2 *= 2, ++lg;
+    return lg + (n > pof2 ? 2 : 0);
+}
+
+// Recursive doubling among `members` (same scheme as
+// plan_recursive_doubling, on a rank list and from round `base`).
+void recursive_doubling(PlanBuilder& b, const std::vector<int>& members, int base, std::size_t count) {
+    const int n = static_cast<int>(members.size());
+    if (n <= 1) return;
+    int pof2 = 1;
+    while (pof2 * 2 <= n) pof2 *= 2;
+    const int extra = n - pof2;
+    int round = base;
+    auto at = [&](int i) { return members[idx(i)]; };
+    if (extra > 0) {
+        for (int i = 0; i < extra; ++i)
+            b.transfer(round, at(2 * i), at(2 * i + 1), 0, count, OpKind::recv_reduce, Operand::incoming_first);
+        ++round;
+    }
+    auto real = [&](int v) { return v < extra ? at(2 * v + 1) : at(v + extra); };
+    for (int dist = 1; dist < pof2; dist *= 2, ++round)
+        for (int v = 0; v < pof2; ++v) {
+            int partner = v ^ dist;
+            // The lower group's value is the left operand on both sides, so
+            // both compute the same expression.
+            Operand order = partner < v ? Operand::incoming_first : Operand::local_first;
+            b.transfer(round, real(partner), real(v), 0, count, OpKind::recv_reduce, order);
+        }
+    if (extra > 0)
+        for (int i = 0; i < extra; ++i) b.transfer(round, at(2 * i + 1), at(2 * i), 0, count, OpKind::recv_copy);
+}
+
+}  // namespace
+
+int leader_exchange_rounds(int leaders, const LeaderTreeOptions& lopts, LeaderExchange* chosen) {
+    const int rb = 2 * knomial_rounds(leaders, std::max(2, lopts.leader_radix));
+    const int rd = rd_rounds(leaders);
+    LeaderExchange e = lopts.exchange;
+    if (e == LeaderExchange::automatic) e = rd < rb ? LeaderExchange::recursive_doubling : LeaderExchange::reduce_bcast;
+    if (chosen) *chosen = e;
+    return e == LeaderExchange::recursive_doubling ? rd : rb;
+}
+
+Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                        Plan* out) {
+    return plan_leader_tree(topo, count, only_rank, opts, LeaderTreeOptions{}, out);
+}
+
+Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                        const LeaderTreeOptions& lopts, Plan* out) {
+    (void)opts;
+    if (topo.empty()) return Status::invalid("plan_leader_tree: empty topology");
+    const int p = topo.num_ranks();
+    if (only_rank < -1 || only_rank >= p) return Status::invalid("plan_leader_tree: bad only_rank");
+    if (lopts.intra_radix < 2 || lopts.leader_radix < 2)
+        return Status::invalid("plan_leader_tree: radix must be at least 2");
+
+    // Hosts in order of their lowest rank; the lowest rank leads.
+    std::vector<std::vector<int>> hosts;
+    std::vector<int> host_index(idx(topo.num_nodes()), -1);
+    for (int r = 0; r < p; ++r) {
+        int h = topo.node_of_rank(r);
+        if (h < 0) {
+            hosts.push_back({r});
+            continue;
+        }
+        if (host_index[idx(h)] < 0) {
+            host_index[idx(h)] = static_cast<int>(hosts.size());
+            hosts.emplace_back();
+        }
+        hosts[idx(host_index[idx(h)])].push_back(r);
+    }
+    std::vector<int> leaders;
+    int intra = 0;
+    for (const auto& h : hosts) {
+        leaders.push_back(h.front());
+        intra = std::max(intra, knomial_rounds(static_cast<int>(h.size()), lopts.intra_radix));
+    }
+    LeaderExchange ex;
+    const int inter = leader_exchange_rounds(static_cast<int>(leaders.size()), lopts, &ex);
+
+    PlanBuilder b(Algorithm::tree, p, count, only_rank);
+    for (const auto& h : hosts) knomial_reduce(b, h, lopts.intra_radix, 0, count);
+    if (ex == LeaderExchange::recursive_doubling) {
+        recursive_doubling(b, leaders, intra, count);
+    } else {
+        const int half = inter / 2;
+        knomial_reduce(b, leaders, lopts.leader_radix, intra, count);
+        knomial_bcast(b, leaders, lopts.leader_radix, intra + half, count);
+    }
+    for (const auto& h : hosts) knomial_bcast(b, h, lopts.intra_radix, intra + inter, count);
+    *out = b.finish();
+    return Status::ok();
+}
+
+}  // namespace topoar

@@ -1,0 +1,92 @@
+#!/bin/bash
+# MPI integration tests of the just-built component on this machine (one
+# node): the correctness program under every algorithm and np = 1..8, the
+# fallback paths, ompi_info, verbose output and a valgrind run.
+# Environment (set by `make check`): TOPOAR_COMPONENT_DIR, OMPI_PKGLIBDIR,
+# MPIRUN, TOPOAR_BUILDDIR, TOPOAR_SRCDIR.  TOPOAR_ALGORITHMS overrides the
+# algorithm list; TOPOAR_MAX_NP the largest rank count.
+set -u
+build=${TOPOAR_BUILDDIR:?run through make check}
+bin="$build/tests/mpi/test_allreduce"
+mpirun=${MPIRUN:-mpirun}
+path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
+algorithms=${TOPOAR_ALGORITHMS:-"auto ring recursive_doubling flexreduce hring tree"}
+max_np=${TOPOAR_MAX_NP:-8}
+logdir=$(mktemp -d /tmp/topoar-mpi-tests.XXXXXX)
+trap 'rm -rf "$logdir"' EXIT
+
+mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
+     --mca mpi_yield_when_idle 1 --mca btl self,vader
+     --mca mca_base_component_path "$path"
+     --mca coll topoar,tuned,libnbc,basic,self)
+
+passed=0 failed=0
+# check NAME COMMAND...: runs it, passes when it exits 0.
+check() {
+    local name=$1; shift
+    local log="$logdir/$(echo "$name" | tr -c 'A-Za-z0-9_.-' '_').log"
+    local t0=$SECONDS
+    if "$@" >"$log" 2>&1; then
+        passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
+    else
+        failed=$((failed + 1)); echo "FAIL: $name"; tail -n 25 "$log" | sed 's/^/    /'
+    fi
+}
+# expect_output NAME PATTERN COMMAND...: passes when it exits 0 and prints PATTERN.
+expect_output() {
+    local name=$1 pattern=$2; shift 2
+    local log="$logdir/out.log"
+    if "$@" >"$log" 2>&1 && grep -qE -- "$pattern" "$log"; then
+        passed=$((passed + 1)); echo "PASS: $name"
+    else
+        failed=$((failed + 1)); echo "FAIL: $name (wanted /$pattern/)"; tail -n 25 "$log" | sed 's/^/    /'
+    fi
+}
+
+# Which algorithms this build implements (the others are skipped, loudly).
+for alg in $algorithms; do
+    mode=--quick
+    [ "$alg" = auto ] && mode=""
+    for np in $(seq 1 "$max_np"); do
+        check "correctness alg=$alg np=$np ${mode:-full}" \
+            "${mpi[@]}" --mca coll_topoar_allreduce_algorithm "$alg" -np "$np" "$bin" $mode --expect-topoar
+    done
+done
+
+# A tiny segment size makes every message a long train of segments.
+check "correctness segment_size=64 np=5" \
+    "${mpi[@]}" --mca coll_topoar_segment_size 64 -np 5 "$bin" --quick --expect-topoar
+
+# Unreadable topology file: one clear message, previous module, right answers.
+expect_output "unreadable topology file falls back" "set-up failed .*/nonexistent/topo" \
+    "${mpi[@]}" --mca coll_topoar_topology_file /nonexistent/topo -np 3 "$bin" --quick
+# Malformed rack file: file:line in the message.
+bad="$logdir/bad-rack"
+printf 'vm rack0\nthis line is wrong bw=fast\n' >"$bad"
+expect_output "malformed rack file names file and line" "set-up failed .*bad-rack:2" \
+    "${mpi[@]}" --mca coll_topoar_rack_file "$bad" -np 2 "$bin" --quick
+# Bad enum value: Open MPI reports it (its message does not always survive
+# mpirun's forwarding); auto stays and topoar keeps handling the calls.
+expect_output "bad algorithm name keeps auto" " 0 failed" \
+    "${mpi[@]}" --mca coll_topoar_allreduce_algorithm bogus -np 2 "$bin" --quick --expect-topoar
+# Verbose: the topology on rank 0 and the algorithm per size class.
+expect_output "verbose prints topology and choices" "allreduce of .* bytes .* -> " \
+    "${mpi[@]}" --mca coll_topoar_verbose 20 -np 3 "$bin" --quick --expect-topoar
+# ompi_info lists the parameters and performance variables.
+expect_output "ompi_info lists parameters" "coll_topoar_allreduce_algorithm.*auto" \
+    env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
+# valgrind: no invalid accesses or leaks from topoar's frames.
+if command -v valgrind >/dev/null; then
+    supp=/usr/share/openmpi/openmpi-valgrind.supp
+    vg=(valgrind -q --leak-check=full --show-leak-kinds=definite --suppressions="$supp")
+    check "valgrind np=2" bash -c '
+        out=$("$@" 2>&1)
+        echo "$out" | grep -E "topoar|passed" | tail -n 40
+        # Only frames of topoar count: Open MPI itself is not valgrind-clean.
+        if echo "$out" | grep -E "^==[0-9]+== .*(topoar|coll_topoar)" >/dev/null; then exit 1; fi
+        echo "$out" | grep -q " 0 failed" ' _ \
+        "${mpi[@]}" -np 2 "${vg[@]}" "$bin" --quick --expect-topoar
+fi
+
+echo "run-mpi-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
