@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <initializer_list>
+#include <utility>
 
 namespace topoar {
 
@@ -111,12 +111,13 @@ const char kBandwidthList[] = "bit, kbit, Mbit, Gbit, Tbit, B/s, KB/s, MB/s, GB/
 const char kLatencyList[] = "ns, us, ms, s";
 
 // Shortest "<number><unit>" among `names` whose text parses back to exactly
-// `value`; ties go to the earlier name.  Fixed notation only: "2e+01GB/s"
+// `value`, preferring numbers >= 1; ties go to the earlier name.  Fixed notation only: "2e+01GB/s"
 // would parse, but nobody wants to read it.  Empty if none is exact.
 template <std::size_t N, typename Parse>
 std::string shortest_exact(double value, std::initializer_list<const char*> names, const Unit (&units)[N],
                            Parse parse) {
     std::string best;
+    bool best_fraction = false;
     for (const char* name : names) {
         const Unit* u = nullptr;
         for (const Unit& k : units)
@@ -130,7 +131,13 @@ std::string shortest_exact(double value, std::initializer_list<const char*> name
             std::string candidate = std::string(buf) + u->name;
             double back = 0;
             if (parse(candidate, &back).is_ok() && back == value) {
-                if (best.empty() || candidate.size() < best.size()) best = candidate;
+                // "200Mbit" over "0.2Gbit": a unit that makes the number
+                // at least 1 wins, then the shorter text.
+                bool fraction = scaled < 1;
+                if (best.empty() || std::make_pair(fraction, candidate.size()) < std::make_pair(best_fraction, best.size())) {
+                    best = candidate;
+                    best_fraction = fraction;
+                }
                 break;
             }
         }

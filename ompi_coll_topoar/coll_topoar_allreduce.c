@@ -175,9 +175,10 @@ static void log_choice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, s
     while (cls < 63 && ((size_t) 1 << (cls + 1)) <= bytes) {
         ++cls;
     }
+    bool first_of_class = !(m->logged_classes & (1ull << cls));
+    m->logged_classes |= 1ull << cls;
     if (mca_coll_topoar_component.verbose >= 50 ||
-        (mca_coll_topoar_component.verbose >= 20 && 0 == ompi_comm_rank(comm) &&
-         (m->by_algorithm[alg] == 1 || bytes == 0))) {
+        (mca_coll_topoar_component.verbose >= 20 && 0 == ompi_comm_rank(comm) && first_of_class)) {
         opal_output(0, "coll:topoar: %s: allreduce of %zu bytes (class 2^%d) -> %s", comm->c_name, bytes,
                     cls, topoar_algorithm_name(alg));
     }

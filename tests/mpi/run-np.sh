@@ -60,10 +60,12 @@ for np in $NP_LIST; do
     f=${f%% failed*}
     passed=$((passed + p))
     failed=$((failed + f))
-    extra=$(grep -E '^(topoar last_algorithm|note:)' "$log" | tr '\n' ' ')
+    grep '^note:' "$log" >>"$tmp/notes"
+    extra=$(grep -E '^topoar last_algorithm' "$log" | tr '\n' ' ')
     echo "np=$np: $summary (exit status $rc) $extra"
     if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ]; then badruns=$((badruns + 1)); fi
 done
 
+[ -f "$tmp/notes" ] && sort -u "$tmp/notes"
 echo "run-np: $passed passed, $failed failed ($badruns of $runs runs failed)"
 [ "$badruns" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -154,8 +154,8 @@ void test_units_format(void**) {
     assert_string_equal(format_bandwidth(1.0, true).c_str(), "8bit");
     assert_string_equal(format_bandwidth(0.1, false).c_str(), "0.1B/s");
     assert_string_equal(format_latency(50e-6).c_str(), "50us");
-    assert_string_equal(format_latency(0.3e-6).c_str(), "0.3us");
-    assert_string_equal(format_latency(0).c_str(), "0us");
+    assert_string_equal(format_latency(0.3e-6).c_str(), "300ns");
+    assert_string_equal(format_latency(0).c_str(), "0s");
     assert_string_equal(format_latency(2.5e-3).c_str(), "2.5ms");
     // Any value comes back exactly.
     const double bws[] = {25e6, 12.5e9, 1.0, 123456789.123, 1.0 / 3.0, 3e14, 0.1e9 / 8, 1e-30, 1e300};
@@ -606,9 +606,9 @@ void test_roundtrip(void**) {
                         "# topoar topology v1\n"
                         "# 5 ranks, 2 nodes\n"
                         "node a bw=100Gbit lat=1us\n"
-                        "  ranks 0 1 bw=10GB/s lat=0.3us\n"
+                        "  ranks 0 1 bw=10GB/s lat=300ns\n"
                         "node b bw=1Gbit lat=5us\n"
-                        "  ranks 2-4 bw=10GB/s lat=0.3us\n");
+                        "  ranks 2-4 bw=10GB/s lat=300ns\n");
 }
 
 void test_parse_errors(void**) {

@@ -1,0 +1,377 @@
+// topoar engine: FlexReduce (Lee et al., "FlexReduce: Flexible All-reduce for
+// Distributed Deep Learning on Asymmetric Network Topology"), section III.
+//
+// Layout (section III-A, Fig. 3 "FlexReduce_plan"): the tree is processed
+// level by level from the deepest branch vertices up.  At a branch X every
+// leaf under X divides its portion by deg(X); the leaves are sorted by their
+// current range (end, then start, then rank) and take consecutive new ranges
+// of their portion's size; find_bounds() splits each new range where the set
+// of current holders changes.  Each piece is one reduce(): its participants
+// are the holders (one per child of X), its owner the leaf taking the range.
+// After the top level every rank owns 1/P of the vector, fully reduced; the
+// all-gather replays the reduces backwards as broadcasts.
+//
+// Fig. 2, 2 + 3 learners, 12 items (ranks 0 1 | 2 3 4; paper: D E | F G H):
+//
+//   level 0, per host      host a: 0 [0,6)  1 [6,12)       (reduce among 0 1)
+//                          host b: 2 [0,4)  3 [4,8)  4 [8,12)
+//   level 1, root          sorted by (end, start, rank): 2 0 3 1 4
+//                          new ranges 2 [0,2) 0 [2,5) 3 [5,7) 1 [7,10) 4 [10,12)
+//                          find_bounds: [0,2){0,2}->2 [2,4){0,2}->0 [4,5){0,3}->0
+//                          [5,6){0,3}->3 [6,7){1,3}->3 [7,8){1,3}->1
+//                          [8,10){1,4}->1 [10,12){1,4}->4
+//   all-gather             the same 8 + 5 subranges backwards, owner -> others
+//
+// Execution (Fig. 3 "FlexReduce_execute"), compiled into rounds once:
+//
+//   reduce of a subrange among participants c0..c(k-1), owner under child o:
+//     chain starts at the child after o (cyclically) and ends at o, so every
+//     element crosses each child's uplink once out and once in -- the
+//     alpha-beta optimum 2M(1-1/d) per link over reduce and broadcast
+//
+//       seg 0:  c1 -> c2 -> c0          round t, t+1
+//       seg 1:        c1 -> c2 -> c0    round t+1, t+2   (pipelined)
+//
+//     segments of opts.pipeline_elems move one hop per round; a new segment
+//     enters each hop every round.  The broadcast runs the chain backwards
+//     with plain copies.
+//
+//   rounds are assigned as soon as the data is there (per rank, per element:
+//   the round its value was last written), not level by level with a barrier:
+//   a segment reduced inside a host goes up to the next level in the next
+//   round, and the top level's broadcast of a segment follows its reduction
+//   at once.  This is the paper's order of calls (levels bottom-up, then in
+//   exact reverse), with the waits reduced to true data dependencies.
+//
+// Every element is completed by exactly one reduction (the last hop of its
+// top-level chain) and copied everywhere else, with incoming_first along
+// every chain: one expression tree, bit-identical results on all ranks.
+//
+// Exact arithmetic: portions are fractions 1/(product of degrees on the
+// path).  The layout works in integer units of 1/U with U the least common
+// multiple of those products, so the sort and the tie-breaking of the paper
+// are exact; unit boundaries map to elements by floor(b * count / U).  For
+// trees where U would overflow, U = 2^62 and portions are split top-down
+// with the remainders going to the first children (still a partition).
+#include "planner_flex.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <iomanip>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+
+namespace topoar {
+
+namespace {
+
+using u64 = std::uint64_t;
+using u128 = unsigned __int128;
+
+constexpr u64 kMaxUnits = u64(1) << 62;
+
+// A range in units of 1/U of the vector.
+struct URange {
+    u64 begin = 0, end = 0;
+};
+
+// The unit count U (see the header comment).
+u64 choose_units(const Topology& topo) {
+    u64 lcm = 1;
+    for (int r = 0; r < topo.num_ranks(); ++r) {
+        u128 prod = 1;
+        for (int v : topo.path_to_root(r)) {
+            const TopoNode& n = topo.node(v);
+            if (n.is_leaf()) continue;
+            prod *= static_cast<u128>(n.children.size());
+            if (prod > kMaxUnits) return kMaxUnits;
+        }
+        u64 p = static_cast<u64>(prod);
+        u128 next = static_cast<u128>(lcm / std::gcd(lcm, p)) * p;
+        if (next > kMaxUnits) return kMaxUnits;
+        lcm = static_cast<u64>(next);
+    }
+    return lcm;
+}
+
+// Index of the child of `branch` that contains vertex `v` (v under branch).
+int child_index_under(const Topology& topo, int branch, int v) {
+    while (topo.node(v).parent != branch) v = topo.node(v).parent;
+    const auto& kids = topo.node(branch).children;
+    return static_cast<int>(std::find(kids.begin(), kids.end(), v) - kids.begin());
+}
+
+// The paper's portions: `share` split evenly among the children of `v`, and
+// so on down to the leaves.
+void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& portion) {
+    const TopoNode& n = topo.node(v);
+    if (n.is_leaf()) {
+        portion[static_cast<std::size_t>(n.rank)] = share;
+        return;
+    }
+    const u64 deg = n.children.size();
+    for (std::size_t i = 0; i < n.children.size(); ++i)
+        split_portions(topo, n.children[i], share / deg + (i < share % deg ? 1 : 0), portion);
+}
+
+}  // namespace
+
+Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
+    if (topo.empty()) return Status::invalid("flexreduce: empty topology");
+    const int p = topo.num_ranks();
+    const u64 units = choose_units(topo);
+    auto to_elem = [&](u64 b) { return static_cast<std::size_t>(static_cast<u128>(b) * count / units); };
+    auto to_range = [&](const URange& u) {
+        std::size_t a = to_elem(u.begin);
+        return Range{a, to_elem(u.end) - a};
+    };
+
+    FlexLayout lay;
+    lay.count = count;
+    lay.nranks = p;
+
+    // Branch vertices by depth; processed deepest first (Fig. 3 line 5).
+    std::vector<std::vector<int>> by_depth;
+    for (const TopoNode& n : topo.nodes()) {
+        if (n.is_leaf()) continue;
+        std::size_t d = static_cast<std::size_t>(topo.depth_of(n.id));
+        if (by_depth.size() <= d) by_depth.resize(d + 1);
+        by_depth[d].push_back(n.id);
+    }
+
+    std::vector<URange> cur(static_cast<std::size_t>(p), URange{0, units});
+    std::vector<u64> portion(static_cast<std::size_t>(p), 0);
+    for (std::size_t di = by_depth.size(); di-- > 0;) {
+        if (by_depth[di].empty()) continue;
+        FlexLevel level;
+        level.depth = static_cast<int>(di);
+        level.branches = by_depth[di];
+        level.calls.assign(static_cast<std::size_t>(p), 0);
+        level.joins.assign(static_cast<std::size_t>(p), 0);
+        const int li = static_cast<int>(lay.levels.size());
+        std::vector<URange> next = cur;
+
+        for (int x : level.branches) {
+            const TopoNode& xn = topo.node(x);
+            const std::size_t deg = xn.children.size();
+            split_portions(topo, x, units, portion);
+            std::vector<int> leaves = topo.ranks_under(x);
+
+            // Current holders per child: their ranges partition [0, U).
+            std::vector<std::vector<std::pair<URange, int>>> holders(deg);
+            for (std::size_t c = 0; c < deg; ++c) {
+                for (int r : topo.ranks_under(xn.children[c]))
+                    if (cur[static_cast<std::size_t>(r)].begin < cur[static_cast<std::size_t>(r)].end)
+                        holders[c].push_back({cur[static_cast<std::size_t>(r)], r});
+                std::sort(holders[c].begin(), holders[c].end(),
+                          [](const std::pair<URange, int>& a, const std::pair<URange, int>& b) {
+                              return a.first.begin < b.first.begin;
+                          });
+            }
+            auto holder_of = [&](std::size_t c, u64 at) -> const std::pair<URange, int>& {
+                const auto& h = holders[c];
+                auto it = std::upper_bound(h.begin(), h.end(), at,
+                                           [](u64 v, const std::pair<URange, int>& e) { return v < e.first.begin; });
+                return *(it - 1);  // the ranges start at 0, so there is one
+            };
+
+            // Sort rule of section III-A: by range end, then start, then rank.
+            std::sort(leaves.begin(), leaves.end(), [&](int a, int b) {
+                const URange& ra = cur[static_cast<std::size_t>(a)];
+                const URange& rb = cur[static_cast<std::size_t>(b)];
+                return std::tie(ra.end, ra.begin, a) < std::tie(rb.end, rb.begin, b);
+            });
+
+            u64 progress = 0;
+            for (int v : leaves) {
+                URange nr{progress, progress + portion[static_cast<std::size_t>(v)]};
+                progress = nr.end;
+                next[static_cast<std::size_t>(v)] = nr;
+                if (deg < 2) continue;  // a one-rank host: nothing to combine
+                // find_bounds (Fig. 3 (b) lines 13-21).
+                for (u64 b = nr.begin; b < nr.end;) {
+                    FlexSubrange s;
+                    s.level = li;
+                    s.branch = x;
+                    s.owner = v;
+                    u64 e = nr.end;
+                    for (std::size_t c = 0; c < deg; ++c) {
+                        const auto& h = holder_of(c, b);
+                        s.participants.push_back(h.second);
+                        e = std::min(e, h.first.end);
+                    }
+                    s.range = to_range(URange{b, e});
+                    b = e;
+                    if (s.range.count == 0) continue;
+                    level.calls[static_cast<std::size_t>(v)]++;
+                    for (int q : s.participants) level.joins[static_cast<std::size_t>(q)]++;
+                    if (std::find(s.participants.begin(), s.participants.end(), v) == s.participants.end())
+                        level.joins[static_cast<std::size_t>(v)]++;
+                    level.subranges.push_back(std::move(s));
+                }
+            }
+            if (progress != units) return Status::internal("flexreduce: portions under a branch do not add up");
+        }
+        cur = next;
+        for (int r = 0; r < p; ++r) level.ranges.push_back(to_range(cur[static_cast<std::size_t>(r)]));
+        lay.levels.push_back(std::move(level));
+    }
+    *out = std::move(lay);
+    return Status::ok();
+}
+
+namespace {
+
+// Per rank and element: a round number, piecewise constant over [0, count).
+// Used for "ready from round" (last write + 1) and "last read in round".
+class RoundMap {
+public:
+    RoundMap() { pieces_[0] = 0; }
+
+    int max_over(std::size_t a, std::size_t b) const {
+        auto it = std::prev(pieces_.upper_bound(a));
+        int m = it->second;
+        for (++it; it != pieces_.end() && it->first < b; ++it) m = std::max(m, it->second);
+        return m;
+    }
+    // Raises every value in [a, b) to at least v.
+    void raise(std::size_t a, std::size_t b, int v) {
+        split_at(a);
+        split_at(b);
+        for (auto it = pieces_.find(a); it != pieces_.end() && it->first < b; ++it) it->second = std::max(it->second, v);
+    }
+
+private:
+    void split_at(std::size_t x) {
+        auto it = std::prev(pieces_.upper_bound(x));
+        if (it->first != x) pieces_.emplace(x, it->second);
+    }
+    std::map<std::size_t, int> pieces_;
+};
+
+class FlexScheduler {
+public:
+    FlexScheduler(PlanBuilder& b, int p) : b_(b), ready_(static_cast<std::size_t>(p)), read_(static_cast<std::size_t>(p)) {}
+
+    // One hop of a chain for elements [a, a+n); `after` is the round of the
+    // same hop's previous segment (-1 for none).  Returns the round used.
+    int hop(int src, int dst, std::size_t a, std::size_t n, OpKind kind, int after) {
+        const std::size_t e = a + n;
+        int t = std::max({after + 1, ready(src).max_over(a, e), ready(dst).max_over(a, e)});
+        // A copy must not overwrite data the receiver still sends this round.
+        if (kind == OpKind::recv_copy) t = std::max(t, read(dst).max_over(a, e) + 1);
+        b_.transfer(t, src, dst, a, n, kind, Operand::incoming_first);
+        ready(dst).raise(a, e, t + 1);
+        read(src).raise(a, e, t);
+        return t;
+    }
+
+private:
+    RoundMap& ready(int r) { return ready_[static_cast<std::size_t>(r)]; }
+    RoundMap& read(int r) { return read_[static_cast<std::size_t>(r)]; }
+    PlanBuilder& b_;
+    std::vector<RoundMap> ready_, read_;
+};
+
+// The reduce chain of one subrange: participants from the child after the
+// owner's round to the owner's child (see the header comment).  `copy_to` is
+// the owner when it is not the chain's last rank, else -1.
+std::vector<int> reduce_chain(const Topology& topo, const FlexSubrange& s, int* copy_to) {
+    const int k = static_cast<int>(s.participants.size());
+    const int o = child_index_under(topo, s.branch, topo.leaf_of_rank(s.owner));
+    std::vector<int> chain;
+    for (int i = 1; i <= k; ++i) chain.push_back(s.participants[static_cast<std::size_t>((o + i) % k)]);
+    *copy_to = chain.back() == s.owner ? -1 : s.owner;
+    return chain;
+}
+
+}  // namespace
+
+Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out) {
+    if (topo.empty()) return Status::invalid("flexreduce: empty topology");
+    const int p = topo.num_ranks();
+    if (only_rank < -1 || only_rank >= p)
+        return Status::invalid("flexreduce: only_rank " + std::to_string(only_rank) + " out of range");
+    FlexLayout lay;
+    TOPOAR_TRY(flex_layout(topo, count, &lay));
+
+    PlanBuilder b(Algorithm::flexreduce, p, count, only_rank);
+    FlexScheduler sched(b, p);
+    const std::size_t seg = opts.pipeline_elems ? opts.pipeline_elems : SIZE_MAX;
+    auto for_segments = [&](const Range& r, const std::function<void(std::size_t, std::size_t)>& f) {
+        for (std::size_t done = 0; done < r.count; done += seg) f(r.offset + done, std::min(seg, r.count - done));
+    };
+
+    // Uneven reduce-scatter: levels bottom-up, every subrange a pipelined chain.
+    for (const FlexLevel& level : lay.levels)
+        for (const FlexSubrange& s : level.subranges) {
+            int copy_to = -1;
+            std::vector<int> chain = reduce_chain(topo, s, &copy_to);
+            std::vector<int> last(chain.size(), -1);
+            for_segments(s.range, [&](std::size_t a, std::size_t n) {
+                for (std::size_t j = 0; j + 1 < chain.size(); ++j)
+                    last[j] = sched.hop(chain[j], chain[j + 1], a, n, OpKind::recv_reduce, last[j]);
+                if (copy_to >= 0) last.back() = sched.hop(chain.back(), copy_to, a, n, OpKind::recv_copy, last.back());
+            });
+        }
+
+    // Uneven all-gather: the same calls in exact reverse order, as broadcasts
+    // from the owner back along the chain.
+    for (auto level = lay.levels.rbegin(); level != lay.levels.rend(); ++level)
+        for (auto s = level->subranges.rbegin(); s != level->subranges.rend(); ++s) {
+            int copy_to = -1;
+            std::vector<int> chain = reduce_chain(topo, *s, &copy_to);
+            std::vector<int> path;  // owner first
+            if (copy_to >= 0) path.push_back(copy_to);
+            path.insert(path.end(), chain.rbegin(), chain.rend());
+            std::vector<int> last(path.size(), -1);
+            for_segments(s->range, [&](std::size_t a, std::size_t n) {
+                for (std::size_t j = 0; j + 1 < path.size(); ++j)
+                    last[j] = sched.hop(path[j], path[j + 1], a, n, OpKind::recv_copy, last[j]);
+            });
+        }
+    *out = b.finish();
+    return Status::ok();
+}
+
+std::string describe_flex_layout(const Topology& topo, const FlexLayout& lay) {
+    std::ostringstream s;
+    s << "FlexReduce layout: " << lay.count << " elements, " << lay.nranks << " ranks, " << lay.levels.size()
+      << (lay.levels.size() == 1 ? " level\n" : " levels\n");
+    auto range = [](const Range& r) {
+        return "[" + std::to_string(r.offset) + "," + std::to_string(r.offset + r.count) + ")";
+    };
+    for (std::size_t li = 0; li < lay.levels.size(); ++li) {
+        const FlexLevel& l = lay.levels[li];
+        s << "level " << li << " (tree depth " << l.depth << "):";
+        for (int x : l.branches) {
+            const TopoNode& n = topo.node(x);
+            s << " " << to_string(n.level) << " " << n.name << (x == l.branches.back() ? "" : ",");
+        }
+        s << "\n";
+        for (const FlexSubrange& sr : l.subranges) {
+            std::string parts;
+            for (int q : sr.participants) parts += (parts.empty() ? "" : " ") + std::to_string(q);
+            s << "  " << std::left << std::setw(16) << range(sr.range) << " participants " << std::setw(12) << parts
+              << " owner " << sr.owner;
+            if (std::find(sr.participants.begin(), sr.participants.end(), sr.owner) == sr.participants.end())
+                s << " (gets a copy)";
+            s << "\n";
+        }
+        s << "  owned after level " << li << ":";
+        for (int r = 0; r < lay.nranks; ++r) s << " " << r << range(l.ranges[static_cast<std::size_t>(r)]);
+        s << "\n  reduce calls per rank (owned/joined):";
+        int most = 0;
+        for (int r = 0; r < lay.nranks; ++r) {
+            s << " " << r << ":" << l.calls[static_cast<std::size_t>(r)] << "/" << l.joins[static_cast<std::size_t>(r)];
+            most = std::max(most, l.calls[static_cast<std::size_t>(r)]);
+        }
+        s << "  (max " << most << ")\n";
+    }
+    return s.str();
+}
+
+}  // namespace topoar

@@ -1,0 +1,75 @@
+// topoar engine: FlexReduce, uneven reduce-scatter / all-gather over the
+// topology tree (Lee et al., "FlexReduce", section III, Fig. 2 and 3).
+//
+// Planning has two stages, both pure functions of (topology, count):
+//
+//   flex_layout()       section III-B "FlexReduce_plan": per tree level, the
+//                       subranges, who takes part in reducing each one and
+//                       which rank ends up owning it (inspectable: tests and
+//                       topoar_plan print it)
+//   plan_flexreduce()   section III-B "FlexReduce_execute", compiled once into
+//                       point-to-point rounds: every reduce() of the layout
+//                       becomes a pipelined chain ending at the owner, every
+//                       broadcast() the same chain backwards
+//
+// See the comment in planner_flex.cpp for the step diagram.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "plan.hpp"
+#include "planners.hpp"
+#include "status.hpp"
+#include "topology.hpp"
+
+namespace topoar {
+
+// One reduce() call of FlexReduce: the elements `range` of every participant
+// are combined and the result lands on `owner`.  Participants are the ranks
+// that hold `range` after the previous level, exactly one per child of
+// `branch`, listed in the branch's child order.  The owner is normally one of
+// them; when it is not (the heuristic cannot always keep a new range inside
+// the old one), it receives the result as a copy from the participant under
+// the same child.
+struct FlexSubrange {
+    int level = 0;                   // index into FlexLayout::levels
+    int branch = -1;                 // topology vertex whose children combine
+    Range range;                     // elements
+    std::vector<int> participants;   // comm ranks, one per child of `branch`
+    int owner = -1;                  // comm rank holding the result afterwards
+};
+
+struct FlexLevel {
+    int depth = 0;                   // depth of the branch vertices in the tree
+    std::vector<int> branches;       // vertices processed at this level
+    // In the paper's order: per branch, leaves sorted by their previous range
+    // (end, then start, then rank), then along each leaf's new range.  Only
+    // subranges that move data: no empty ones, none of a one-child branch.
+    std::vector<FlexSubrange> subranges;
+    std::vector<Range> ranges;       // per rank: the range it owns after this level
+    std::vector<int> calls;          // per rank: subranges it owns (reduce calls it roots)
+    std::vector<int> joins;          // per rank: subranges it takes part in or owns
+};
+
+struct FlexLayout {
+    std::size_t count = 0;
+    int nranks = 0;
+    std::vector<FlexLevel> levels;   // bottom-up: levels[0] is the deepest
+};
+
+// The FlexReduce layout for `count` elements on `topo` (any tree shape).
+Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out);
+
+// The executable plan derived from flex_layout() (see planner_flex.cpp).
+// opts.pipeline_elems cuts subranges into segments that move through the
+// chains one round apart (0: whole subranges at once).
+Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                       Plan* out);
+
+// Human-readable listing, per level: every subrange with participants and
+// owner, and the reduce calls per rank.  `topo` names the branch vertices.
+std::string describe_flex_layout(const Topology& topo, const FlexLayout& layout);
+
+}  // namespace topoar

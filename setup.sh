@@ -1,0 +1,84 @@
+#!/bin/bash
+# topoar: set up (Debian packages, build, install into ./_install) and run.
+#
+#   ./setup.sh demo   set up, then run the demo job (4 ranks, topoar loaded)
+#   ./setup.sh test   set up, then run every test (make check)
+#   ./setup.sh build  set up only
+#
+# Environment: PREFIX (default ./_install), BUILD_DIR (default ./_build),
+# CONFIGURE_FLAGS (extra ./configure arguments, e.g. --with-ompi=/opt/ompi).
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "$0")")"
+top=$PWD
+action=${1:-demo}
+prefix=${PREFIX:-$top/_install}
+build=${BUILD_DIR:-$top/_build}
+
+packages=(build-essential autoconf automake libtool pkg-config
+          openmpi-bin libopenmpi-dev libhwloc-dev hwloc libucx-dev libcmocka-dev
+          iproute2 valgrind python3 python3-matplotlib)
+
+install_packages() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing Debian packages: ${missing[*]}"
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then
+        command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+        sudo=sudo
+    fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build_and_install() {
+    if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+        ./autogen.sh
+    fi
+    mkdir -p "$build"
+    if [ ! -f "$build/Makefile" ] || [ configure -nt "$build/config.status" ]; then
+        (cd "$build" && "$top/configure" --prefix="$prefix" ${CONFIGURE_FLAGS:-})
+    fi
+    make -C "$build" -j"$(nproc)"
+    make -C "$build" install >/dev/null
+    echo "setup: installed into $prefix (component: $prefix/lib/openmpi/mca_coll_topoar.so)"
+}
+
+run_demo() {
+    # shellcheck disable=SC1091
+    . "$prefix/share/topoar/topoar-env.sh"
+    local mpirun=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1
+                  --mca coll topoar,tuned,libnbc,basic,self -np 4)
+    [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
+    echo "+ ${mpirun[*]} --mca coll_topoar_verbose 20 topoar_demo"
+    "${mpirun[@]}" --mca coll_topoar_verbose 20 "$prefix/bin/topoar_demo"
+    echo
+    echo "+ ${mpirun[*]} topoar_osu_allreduce -m 8:4194304 -a   (Algorithm: read through MPI_T)"
+    "${mpirun[@]}" "$prefix/bin/topoar_osu_allreduce" -m 8:4194304 -i 50 -x 5 -a
+}
+
+run_tests() {
+    # Tests run from the build tree; -j1 keeps MPI jobs from competing for
+    # the cores.  The summary of every suite is printed at the end.
+    local rc=0
+    make -C "$build" check -j1 || rc=$?
+    for log in "$build"/tests/*.log "$build"/tests/unit/*.log; do
+        case "$log" in *test-suite.log) continue ;; esac
+        [ -f "$log" ] && grep -hE "^\[  (PASSED|FAILED)  \]|passed, [0-9]+ failed|^(PASS|FAIL|SKIP):" "$log" | tail -n 3 || true
+    done
+    cat "$build/tests/test-suite.log" | sed -n '1,12p'
+    return $rc
+}
+
+install_packages
+build_and_install
+case "$action" in
+    demo) run_demo ;;
+    test) run_tests ;;
+    build) ;;
+    *) echo "usage: $0 demo|test|build" >&2; exit 2 ;;
+esac
