@@ -534,6 +534,7 @@ Status Simulation::run(Prediction* out) {
             start_round(r, 0.0);
     }
     double now = 0;
+    recompute_rates(now);  // the flows of everybody's first round
     while (!heap_.empty()) {
         now = std::max(now, heap_.top().time);
         // Everything that happens at this instant, then one rate update.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "planners.hpp"
+#include "units.hpp"
 
 namespace topoar {
 
@@ -15,7 +16,26 @@ constexpr std::size_t kMaxCachedPlans = 64;
 
 Engine::Engine(int rank, int size, EngineConfig cfg) : rank_(rank), size_(size), cfg_(std::move(cfg)) {}
 
+namespace {
+
+// "BANDWIDTH[,LATENCY]" (an MCA parameter) over a default link.
+Status apply_link(const std::string& text, const char* param, Link* link) {
+    if (text.empty()) return Status::ok();
+    std::size_t comma = text.find(',');
+    std::string bw = text.substr(0, comma);
+    Status s = parse_bandwidth(bw, &link->bandwidth);
+    if (s && comma != std::string::npos) s = parse_latency(text.substr(comma + 1), &link->latency);
+    if (!s) return Status::invalid(std::string("coll_topoar_") + param + " '" + text + "': " + s.message());
+    return Status::ok();
+}
+
+}  // namespace
+
 Status Engine::setup(const std::vector<RankInfo>& ranks) {
+    TOPOAR_TRY(apply_link(cfg_.socket_link, "socket_link", &cfg_.discovery.default_socket));
+    TOPOAR_TRY(apply_link(cfg_.node_link, "node_link", &cfg_.discovery.default_node));
+    TOPOAR_TRY(apply_link(cfg_.rack_link, "rack_link", &cfg_.discovery.default_rack));
+    TOPOAR_TRY(apply_link(cfg_.spine_link, "spine_link", &cfg_.discovery.default_spine));
     if (static_cast<int>(ranks.size()) != size_)
         return Status::internal("setup: got " + std::to_string(ranks.size()) + " rank records for " +
                                 std::to_string(size_) + " ranks");

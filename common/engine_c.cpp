@@ -174,4 +174,13 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
     return e->description.c_str();
 }
 
+const char* topoar_engine_topology_text(topoar_engine_t* e) {
+    try {
+        e->description = e->engine.ready() ? e->engine.topology().to_text() : std::string();
+    } catch (...) {
+        e->description.clear();
+    }
+    return e->description.c_str();
+}
+
 }  // extern "C"

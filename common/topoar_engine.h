@@ -101,6 +101,9 @@ const char *topoar_engine_error(const topoar_engine_t *engine);
 /* The discovered topology as a printable tree (valid until the next call). */
 const char *topoar_engine_describe(topoar_engine_t *engine);
 
+/* The discovered topology in the topology file format (docs/topology-format.md). */
+const char *topoar_engine_topology_text(topoar_engine_t *engine);
+
 #ifdef __cplusplus
 }
 #endif

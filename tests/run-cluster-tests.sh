@@ -1,11 +1,83 @@
 #!/bin/bash
-# Emulated multi-node clusters (network namespaces): needs root and iproute2.
-# Runs the correctness program with topoar on the clusters of
-# tests/cluster/run-ci.sh; skipped (exit 77) where namespaces cannot be made.
+# Emulated multi-node clusters (network namespaces, tc-shaped links):
+#   a  2 nodes, 2+3 ranks, 200 Mbit/s node links
+#   b  3 nodes, 1+2+3 ranks, 200 Mbit/s
+#   c  2 racks x 2 nodes, 1+2 | 2+3 ranks, 1 Gbit/s node links, 200 Mbit/s
+#      between the racks, ranks round-robin over nodes (--map-by node)
+# On each: the tree topoar discovers (with the cluster's rack file) must
+# match where the ranks run, and the correctness program must pass with
+# every algorithm, executed by topoar.  Needs root; skipped (77) otherwise.
+# Environment as in run-mpi-tests.sh; TOPOAR_ALGORITHMS overrides the list.
 set -u
 src=${TOPOAR_SRCDIR:?run through make check}
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
-    echo "SKIP: emulated clusters need root and iproute2"
+build=${TOPOAR_BUILDDIR:?run through make check}
+path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
+algorithms=${TOPOAR_ALGORITHMS:-"auto ring recursive_doubling flexreduce hring tree"}
+tc="$src/tests/cluster/topoar-cluster"
+
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+    echo "SKIP: emulated clusters need root, ip and tc"
     exit 77
 fi
-exec "$src/tests/cluster/run-ci.sh"
+
+tmp=$(mktemp -d /tmp/topoar-cluster-tests.XXXXXX)
+name="ct$$"; name=${name:0:10}
+cleanup() { "$tc" down --name "$name" >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mpicc -O2 -o "$tmp/hostinfo" "$src/tests/cluster/hostinfo.c" || exit 1
+passed=0 failed=0
+result() {  # result NAME RC LOG
+    if [ "$2" -eq 0 ]; then
+        passed=$((passed + 1)); echo "PASS: $1"
+    else
+        failed=$((failed + 1)); echo "FAIL: $1"; tail -n 30 "$3" | sed 's/^/    /'
+    fi
+}
+topoar=(--mca mca_base_component_path "$path" --mca coll topoar,tuned,libnbc,basic,self
+        --mca coll_topoar_rack_file @RACKFILE@)
+
+clusters=(
+    "a|--nodes 2,3 --node-rate 200mbit||2,3"
+    "b|--nodes 1,2,3 --node-rate 200mbit||1,2,3"
+    "c|--racks 1,2;2,3 --node-rate 1gbit --rack-rate 200mbit|--map-by node|1,2;2,3"
+)
+for c in "${clusters[@]}"; do
+    IFS='|' read -r label spec mapping shape <<<"$c"
+    echo "=== cluster $label: $spec $mapping"
+    # shellcheck disable=SC2086
+    if ! "$tc" up --name "$name" $spec >"$tmp/up.log" 2>&1; then
+        result "cluster $label comes up" 1 "$tmp/up.log"
+        continue
+    fi
+    run() { timeout -k 10 300 "$tc" run --name "$name" $mapping -- "$@"; }
+
+    # 1. The discovered tree matches the placement.
+    run "${topoar[@]}" "$build/tools/topoar_info" --text >"$tmp/tree.txt" 2>"$tmp/tree.err"
+    rc=$?
+    run "$tmp/hostinfo" >"$tmp/hosts.txt" 2>&1 || rc=1
+    rack="/tmp/topoar-cluster-$name/rackfile"
+    if [ $rc -eq 0 ]; then
+        "$src/tests/cluster/check_tree.py" "$tmp/tree.txt" "$tmp/hosts.txt" "$rack" "$shape" >"$tmp/check.txt" 2>&1
+        rc=$?
+    fi
+    cat "$tmp/tree.txt" "$tmp/check.txt" 2>/dev/null | sed 's/^/    /'
+    cat "$tmp/tree.err" "$tmp/hosts.txt" "$tmp/check.txt" >"$tmp/tree.log" 2>/dev/null
+    result "cluster $label: discovered tree matches the placement" $rc "$tmp/tree.log"
+
+    # 2. Correctness with every algorithm, executed by topoar.
+    for alg in $algorithms; do
+        t0=$SECONDS
+        run "${topoar[@]}" --mca coll_topoar_allreduce_algorithm "$alg" \
+            "$build/tests/mpi/test_allreduce" --quick --expect-topoar >"$tmp/alg.log" 2>&1
+        result "cluster $label: correctness alg=$alg ($((SECONDS - t0)) s)" $? "$tmp/alg.log"
+    done
+    "$tc" down --name "$name" >/dev/null 2>&1
+done
+
+left=$(ip netns list | grep -c "topoar-$name" || true)
+[ "$left" -eq 0 ] || { echo "FAIL: namespaces left behind"; failed=$((failed + 1)); }
+echo "run-cluster-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,585 @@
+// Unit tests of the FlexReduce planner (common/planner_flex.*), no MPI:
+// the paper's Fig. 2 layout, layout invariants and symbolic plan checks over
+// many asymmetric trees, link traffic against the alpha-beta optimum, and
+// execution over the threaded fake transport (exact sums, bit-identity).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor.hpp"
+#include "fake_transport.hpp"
+#include "plan_check.hpp"
+#include "planner_flex.hpp"
+#include "planners.hpp"
+#include "topology.hpp"
+
+// cmocka last: its macros (fail, ...) clash with the C++ headers.
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+}
+
+using namespace topoar;
+using topoar_test::check_plan_semantics;
+
+namespace {
+
+Topology parse(const std::string& text) {
+    Topology t;
+    Status s = Topology::from_text(text, "test.topo", &t);
+    if (!s) fail_msg("topology does not parse: %s\n%s", s.message().c_str(), text.c_str());
+    return t;
+}
+
+// Fig. 2 of the paper: machine B with learners D E, machine C with F G H.
+const char kFig2[] =
+    "node B\n"
+    "  ranks 0 1\n"
+    "node C\n"
+    "  ranks 2 3 4\n";
+enum { D = 0, E = 1, F = 2, G = 3, H = 4 };
+
+// Asymmetric trees of depth 1 to 5, up to 24 ranks.
+const char* const kTrees[] = {
+    "node a count=1\n",                                               // one rank
+    "ranks 0-5\n",                                                    // flat, depth 1
+    "node a count=2\nnode b count=3\n",                               // Fig. 2
+    "node a count=1\nnode b count=2\nnode c count=3\n",               // 1+2+3
+    "node a count=3\nnode b count=1\n",                               // one-rank host
+    "node a count=7\nnode b count=6\nnode c count=1\nnode d count=3\n",  // prime P=17
+    "node a count=5\nnode b count=5\nnode c count=5\n",               // symmetric
+    "rack r0\n  node a count=2\nrack r1\n  node b count=1\n  node c count=2\n",  // racks 1+2
+    "rack r0\n  node a count=2\n  node b count=3\nrack r1\n  node c count=1\n  node d count=2\n  node e count=2\n",
+    "rack r0\n  node a count=2\n  node b count=2\nrack r1\n  node c count=2\n  node d count=2\n",
+    "node a\n  socket 0 count=2\n  socket 1 count=1\nnode b count=3\n",  // sockets on one host
+    "spine s0\n  rack r0\n    node a count=2\n    node b\n      socket 0 count=2\n      socket 1 count=3\n"
+    "  rack r1\n    node c count=1\n    node d count=2\nspine s1\n  rack r2\n    node e count=3\n"
+    "    node f count=1\n  rack r3\n    node g count=2\n    node h count=1\n",  // depth 5
+    "rack r0\n  node a count=4\nnode b count=1\nrack r1\n  node c count=1\n  node d count=1\n  node e count=1\n",
+};
+
+std::vector<std::size_t> counts_for(int p) {
+    std::size_t up = static_cast<std::size_t>(p);
+    return {0, 1, up > 1 ? up - 1 : 1, up, up + 1, 7, 12, 101, 1000, 4097};
+}
+
+// Random trees: 0-1 spine tiers, racks, hosts of 1-5 ranks, some with sockets.
+std::string random_tree(std::mt19937& rng, int max_ranks) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    std::ostringstream s;
+    int ranks = 0, hosts = 0, racks = 0, spines = pick(0, 2);
+    auto host = [&](const std::string& ind) {
+        int left = max_ranks - ranks;
+        if (left <= 0) return;
+        s << ind << "node h" << hosts++;
+        if (pick(0, 3) == 0 && left >= 2) {
+            s << "\n";
+            int ns = pick(2, 3);
+            for (int k = 0; k < ns && ranks < max_ranks; ++k) {
+                int c = std::min(pick(1, 3), max_ranks - ranks);
+                s << ind << "  socket " << k << " count=" << c << "\n";
+                ranks += c;
+            }
+        } else {
+            int c = std::min(pick(1, 5), left);
+            s << " count=" << c << "\n";
+            ranks += c;
+        }
+    };
+    auto rack = [&](const std::string& ind) {
+        if (ranks >= max_ranks) return;
+        s << ind << "rack r" << racks++ << "\n";
+        int nh = pick(1, 4);
+        for (int k = 0; k < nh; ++k) host(ind + "  ");
+    };
+    if (spines == 0) {
+        int nr = pick(1, 3);
+        for (int k = 0; k < nr; ++k) pick(0, 2) ? rack("") : host("");
+    } else {
+        for (int k = 0; k < spines; ++k) {
+            if (ranks >= max_ranks) break;
+            s << "spine s" << k << "\n";
+            int nr = pick(1, 3);
+            for (int j = 0; j < nr; ++j) rack("  ");
+        }
+    }
+    if (ranks == 0) s << "node last count=2\n";
+    return s.str();
+}
+
+void expect_valid(const Plan& plan, const char* what) {
+    Status s = validate_plan(plan);
+    if (!s) fail_msg("%s count=%zu: %s", what, plan.count, s.message().c_str());
+    auto check = check_plan_semantics(plan);
+    if (!check.ok) fail_msg("%s count=%zu: %s", what, plan.count, check.error.c_str());
+    if (plan.nranks > 1)
+        for (std::size_t i = 0; i < plan.count; ++i)
+            if (check.final_reducers[i] != 1)
+                fail_msg("%s count=%zu: element %zu completed by %d ranks, expected exactly one owner", what,
+                         plan.count, i, check.final_reducers[i]);
+}
+
+Plan flex(const Topology& t, std::size_t n, std::size_t seg, int only_rank = -1) {
+    PlanOptions o;
+    o.pipeline_elems = seg;
+    Plan plan;
+    Status s = plan_flexreduce(t, n, only_rank, o, &plan);
+    if (!s) fail_msg("plan_flexreduce: %s", s.message().c_str());
+    return plan;
+}
+
+FlexLayout layout_of(const Topology& t, std::size_t n) {
+    FlexLayout l;
+    Status s = flex_layout(t, n, &l);
+    if (!s) fail_msg("flex_layout: %s", s.message().c_str());
+    return l;
+}
+
+void expect_subrange(const FlexSubrange& s, std::size_t b, std::size_t e, std::vector<int> parts, int owner) {
+    assert_int_equal(s.range.offset, b);
+    assert_int_equal(s.range.offset + s.range.count, e);
+    assert_true(s.participants == parts);
+    assert_int_equal(s.owner, owner);
+}
+
+bool contains(const Range& outer, const Range& inner) {
+    return inner.offset >= outer.offset && inner.offset + inner.count <= outer.offset + outer.count;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- layout
+
+// Section III-A, Fig. 2: 2 + 3 learners, 12 items.
+static void test_fig2_layout(void**) {
+    Topology t = parse(kFig2);
+    FlexLayout l = layout_of(t, 12);
+    assert_int_equal(l.levels.size(), 2);
+
+    // (a)-(c): B divides n by 2 (D, E get n/2), C by 3 (F-H get n/3); all
+    // current ranges are equal, so the ranges are assigned in rank order.
+    const FlexLevel& l0 = l.levels[0];
+    assert_int_equal(l0.subranges.size(), 5);
+    expect_subrange(l0.subranges[0], 0, 6, {D, E}, D);
+    expect_subrange(l0.subranges[1], 6, 12, {D, E}, E);
+    expect_subrange(l0.subranges[2], 0, 4, {F, G, H}, F);
+    expect_subrange(l0.subranges[3], 4, 8, {F, G, H}, G);
+    expect_subrange(l0.subranges[4], 8, 12, {F, G, H}, H);
+    for (int r = 0; r < 5; ++r) assert_int_equal(l0.calls[static_cast<std::size_t>(r)], 1);
+
+    // (d): portions halve again (root degree 2): D, E 3 items, F-H 2 items.
+    // Sorted by end, then start: F[0,4) D[0,6) G[4,8) E[6,12) H[8,12),
+    // assigned consecutively: F[0,2) D[2,5) G[5,7) E[7,10) H[10,12).
+    const FlexLevel& l1 = l.levels[1];
+    const std::size_t want[5][2] = {{2, 5}, {7, 10}, {0, 2}, {5, 7}, {10, 12}};
+    for (int r = 0; r < 5; ++r) {
+        assert_int_equal(l1.ranges[static_cast<std::size_t>(r)].offset, want[r][0]);
+        assert_int_equal(l1.ranges[static_cast<std::size_t>(r)].offset + l1.ranges[static_cast<std::size_t>(r)].count,
+                         want[r][1]);
+    }
+    // (e): find_bounds cuts each new range where its holders change; the
+    // participants are one learner per machine.
+    assert_int_equal(l1.subranges.size(), 8);
+    expect_subrange(l1.subranges[0], 0, 2, {D, F}, F);
+    expect_subrange(l1.subranges[1], 2, 4, {D, F}, D);
+    expect_subrange(l1.subranges[2], 4, 5, {D, G}, D);
+    expect_subrange(l1.subranges[3], 5, 6, {D, G}, G);
+    expect_subrange(l1.subranges[4], 6, 7, {E, G}, G);
+    expect_subrange(l1.subranges[5], 7, 8, {E, G}, E);
+    expect_subrange(l1.subranges[6], 8, 10, {E, H}, E);
+    expect_subrange(l1.subranges[7], 10, 12, {E, H}, H);
+    // Reduce calls (Eq. 12 counts the calls a learner roots): 1-2 each.
+    const int calls[5] = {2, 2, 1, 2, 1};
+    for (int r = 0; r < 5; ++r) assert_int_equal(l1.calls[static_cast<std::size_t>(r)], calls[r]);
+    // (f): the uplink carries the same amount both ways: B's learners own 6
+    // items, C's 6.
+    assert_int_equal(l1.ranges[D].count + l1.ranges[E].count, 6);
+
+    // Scaled: 12k items give the same layout times k.
+    FlexLayout big = layout_of(t, 1200);
+    for (std::size_t i = 0; i < 8; ++i) {
+        assert_int_equal(big.levels[1].subranges[i].range.offset, 100 * l1.subranges[i].range.offset);
+        assert_int_equal(big.levels[1].subranges[i].range.count, 100 * l1.subranges[i].range.count);
+    }
+}
+
+// Invariants of every layout: per level and branch, new ranges partition
+// [0, n); every subrange lies in each participant's previous range and in
+// the owner's new range; participants are one per child of the branch.
+static void check_layout(const Topology& t, std::size_t n, const std::string& what) {
+    FlexLayout l = layout_of(t, n);
+    const int p = t.num_ranks();
+    std::vector<Range> prev(static_cast<std::size_t>(p), Range{0, n});
+    for (const FlexLevel& lv : l.levels) {
+        std::map<int, std::vector<Range>> cover;  // branch -> subranges
+        for (const FlexSubrange& s : lv.subranges) {
+            if (s.range.count == 0) fail_msg("%s n=%zu: empty subrange listed", what.c_str(), n);
+            const TopoNode& b = t.node(s.branch);
+            if (s.participants.size() != b.children.size())
+                fail_msg("%s n=%zu: %zu participants for %zu children", what.c_str(), n, s.participants.size(),
+                         b.children.size());
+            for (std::size_t c = 0; c < s.participants.size(); ++c) {
+                int q = s.participants[c];
+                std::vector<int> under = t.ranks_under(b.children[c]);
+                if (std::find(under.begin(), under.end(), q) == under.end())
+                    fail_msg("%s: participant %d not under child %zu", what.c_str(), q, c);
+                if (!contains(prev[static_cast<std::size_t>(q)], s.range))
+                    fail_msg("%s n=%zu: participant %d does not hold [%zu,+%zu)", what.c_str(), n, q, s.range.offset,
+                             s.range.count);
+            }
+            if (!contains(lv.ranges[static_cast<std::size_t>(s.owner)], s.range))
+                fail_msg("%s n=%zu: owner %d does not own its subrange", what.c_str(), n, s.owner);
+            cover[s.branch].push_back(s.range);
+        }
+        for (int x : lv.branches) {
+            if (t.node(x).children.size() < 2) continue;
+            auto& v = cover[x];
+            std::sort(v.begin(), v.end(), [](const Range& a, const Range& b) { return a.offset < b.offset; });
+            std::size_t at = 0;
+            for (const Range& r : v) {
+                if (r.offset != at) fail_msg("%s n=%zu: branch %d subranges leave a gap at %zu", what.c_str(), n, x, at);
+                at += r.count;
+            }
+            if (at != n) fail_msg("%s n=%zu: branch %d subranges end at %zu", what.c_str(), n, x, at);
+            std::vector<Range> owned;
+            for (int r : t.ranks_under(x)) owned.push_back(lv.ranges[static_cast<std::size_t>(r)]);
+            std::sort(owned.begin(), owned.end(), [](const Range& a, const Range& b) { return a.offset < b.offset; });
+            at = 0;
+            for (const Range& r : owned) {
+                if (r.offset != at) fail_msg("%s n=%zu: new ranges under %d do not partition", what.c_str(), n, x);
+                at += r.count;
+            }
+            assert_int_equal(at, n);
+        }
+        prev = lv.ranges;
+    }
+    // After the top level every element has exactly one owner.
+    std::vector<int> owners(n, 0);
+    for (const Range& r : prev)
+        for (std::size_t i = r.offset; i < r.offset + r.count; ++i) owners[i]++;
+    for (std::size_t i = 0; i < n; ++i)
+        if (owners[i] != 1) fail_msg("%s n=%zu: element %zu has %d owners", what.c_str(), n, i, owners[i]);
+}
+
+static void test_layout_invariants(void**) {
+    for (const char* text : kTrees) {
+        Topology t = parse(text);
+        for (std::size_t n : counts_for(t.num_ranks())) check_layout(t, n, text);
+    }
+    std::mt19937 rng(7);
+    for (int i = 0; i < 200; ++i) {
+        std::string text = random_tree(rng, 40);
+        Topology t = parse(text);
+        for (std::size_t n : {std::size_t(3), std::size_t(97), std::size_t(3600)}) check_layout(t, n, text);
+    }
+}
+
+// Symmetric trees: the layout is BlueConnect's (section IV, Eq. 7-11):
+// every rank ends with n/P, one reduce call per level.
+static void test_symmetric_is_even(void**) {
+    Topology t = parse("rack r0\n  node a count=2\n  node b count=2\nrack r1\n  node c count=2\n  node d count=2\n");
+    FlexLayout l = layout_of(t, 800);
+    assert_int_equal(l.levels.size(), 3);
+    for (const FlexLevel& lv : l.levels)
+        for (int r = 0; r < 8; ++r) assert_int_equal(lv.calls[static_cast<std::size_t>(r)], 1);
+    for (const Range& r : l.levels.back().ranges) assert_int_equal(r.count, 100);
+}
+
+// The owned share of the top level follows the tree, not 1/P: on 2 + 3 the
+// two-rank host's ranks own n/4 each, the others n/6, so each host owns n/2
+// and the slow link carries the same both ways.
+static void test_uneven_shares(void**) {
+    Topology t = parse("node a count=1\nnode b count=2\nnode c count=3\n");
+    FlexLayout l = layout_of(t, 1800);
+    const std::size_t want[6] = {600, 300, 300, 200, 200, 200};
+    for (int r = 0; r < 6; ++r) assert_int_equal(l.levels.back().ranges[static_cast<std::size_t>(r)].count, want[r]);
+}
+
+// ---------------------------------------------------------------- plans
+
+static void test_plans_symbolic(void**) {
+    for (const char* text : kTrees) {
+        Topology t = parse(text);
+        for (std::size_t n : counts_for(t.num_ranks()))
+            for (std::size_t seg : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(64)}) {
+                if (seg == 1 && n > 1000) continue;  // slow and adds nothing
+                std::string what = std::string(text) + " seg=" + std::to_string(seg);
+                expect_valid(flex(t, n, seg), what.c_str());
+            }
+    }
+}
+
+static void test_plans_random_trees(void**) {
+    std::mt19937 rng(2024);
+    for (int i = 0; i < 120; ++i) {
+        std::string text = random_tree(rng, 30);
+        Topology t = parse(text);
+        for (std::size_t n : {std::size_t(5), std::size_t(64), std::size_t(1000)})
+            for (std::size_t seg : {std::size_t(0), std::size_t(7)}) {
+                std::string what = text + " seg=" + std::to_string(seg);
+                expect_valid(flex(t, n, seg), what.c_str());
+            }
+    }
+}
+
+static void test_only_rank_keeps_the_same_schedule(void**) {
+    Topology t = parse(kTrees[8]);
+    Plan full = flex(t, 1000, 16);
+    for (int r = 0; r < t.num_ranks(); ++r) {
+        Plan mine = flex(t, 1000, 16, r);
+        assert_string_equal(describe_schedule(mine, r).c_str(), describe_schedule(full, r).c_str());
+        for (int q = 0; q < t.num_ranks(); ++q)
+            if (q != r) assert_int_equal(mine.num_rounds(q), 0);
+    }
+    Plan bad;
+    PlanOptions o;
+    assert_false(plan_flexreduce(t, 10, t.num_ranks(), o, &bad).is_ok());
+    assert_false(plan_flexreduce(Topology(), 10, -1, o, &bad).is_ok());
+}
+
+// Bytes per direction on each host's up-link (and each rack's), counted
+// from the plan's sends: element counts crossing the edge up / down.
+struct LinkLoad {
+    std::map<int, std::size_t> up, down;  // vertex id -> elements
+};
+
+LinkLoad link_load(const Topology& t, const Plan& plan) {
+    LinkLoad load;
+    for (int r = 0; r < plan.nranks; ++r)
+        for (const auto& round : plan.of(r).rounds)
+            for (const auto& op : round.ops) {
+                if (op.kind != OpKind::send) continue;
+                int top = t.lca(t.leaf_of_rank(r), t.leaf_of_rank(op.peer));
+                for (int v = t.leaf_of_rank(r); v != top; v = t.node(v).parent) load.up[v] += op.count;
+                for (int v = t.leaf_of_rank(op.peer); v != top; v = t.node(v).parent) load.down[v] += op.count;
+            }
+    return load;
+}
+
+// Section III-A: "the amount of data transferred at the root is equal at
+// both directions"; with the chains it is the alpha-beta optimum
+// 2n(1 - 1/hosts) per host link and direction (reduce + broadcast).
+static void test_link_traffic_is_optimal(void**) {
+    {
+        Topology t = parse(kFig2);
+        const std::size_t n = 1200;
+        for (std::size_t seg : {std::size_t(0), std::size_t(50)}) {
+            LinkLoad l = link_load(t, flex(t, n, seg));
+            for (int h : t.nodes_at(Level::node)) {
+                assert_int_equal(l.up[h], n);  // 2n(1 - 1/2)
+                assert_int_equal(l.down[h], n);
+            }
+        }
+    }
+    {
+        Topology t = parse("rack r0\n  node a count=2\n  node b count=3\nrack r1\n  node c count=2\n  node d count=1\n");
+        const std::size_t n = 2400;
+        LinkLoad l = link_load(t, flex(t, n, 100));
+        for (int h : t.nodes_at(Level::node)) {
+            assert_int_equal(l.up[h], n * 3 / 2);  // 2n(1 - 1/4)
+            assert_int_equal(l.down[h], n * 3 / 2);
+        }
+        for (int k : t.nodes_at(Level::rack)) {
+            assert_int_equal(l.up[k], n);  // 2n(1 - 1/2)
+            assert_int_equal(l.down[k], n);
+        }
+    }
+}
+
+// Pipelining: no message is larger than a segment, and the levels overlap:
+// far fewer rounds than segments per level times levels.
+static void test_pipelining_shape(void**) {
+    Topology t = parse(kFig2);
+    const std::size_t n = 120000, seg = 1000;
+    Plan plan = flex(t, n, seg);
+    std::size_t most_rounds = 0;
+    for (int r = 0; r < plan.nranks; ++r) {
+        most_rounds = std::max(most_rounds, plan.num_rounds(r));
+        for (const auto& round : plan.of(r).rounds)
+            for (const auto& op : round.ops) assert_true(op.count <= seg);
+    }
+    // Level 0 alone moves n/3 per chain = 40 segments, level 1's longest
+    // subrange n/6 = 20; sequential levels would need > 2*(40+20) rounds.
+    assert_true(most_rounds < 80);
+    Plan whole = flex(t, n, 0);
+    for (int r = 0; r < whole.nranks; ++r) assert_true(whole.num_rounds(r) <= 6);
+}
+
+// ---------------------------------------------------------------- execution
+
+namespace {
+
+template <typename T>
+class SumReducer final : public Reducer {
+public:
+    void reduce(const void* in, void* inout, std::size_t count) override {
+        const T* a = static_cast<const T*>(in);
+        T* b = static_cast<T*>(inout);
+        for (std::size_t i = 0; i < count; ++i) b[i] = a[i] + b[i];
+    }
+};
+
+// Non-commutative: result = in * 1000003 + inout (mod 2^64).  Every rank
+// ends with the same value only if all evaluate one expression tree.
+class OrderedReducer final : public Reducer {
+public:
+    void reduce(const void* in, void* inout, std::size_t count) override {
+        const std::uint64_t* a = static_cast<const std::uint64_t*>(in);
+        std::uint64_t* b = static_cast<std::uint64_t*>(inout);
+        for (std::size_t i = 0; i < count; ++i) b[i] = a[i] * 1000003u + b[i];
+    }
+};
+
+// Every rank plans its own schedule (only_rank) and runs it in a thread.
+template <typename T>
+void run_all(const Topology& topo, std::size_t pipeline, std::vector<std::vector<T>>& bufs, Reducer& reducer,
+             std::size_t segment_elems) {
+    int p = static_cast<int>(bufs.size());
+    std::size_t n = bufs[0].size();
+    topoar_test::FakeNetwork net(p);
+    std::vector<std::thread> threads;
+    std::vector<std::string> errors(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r)
+        threads.emplace_back([&, r] {
+            PlanOptions o;
+            o.pipeline_elems = pipeline;
+            Plan plan;
+            Status s = plan_flexreduce(topo, n, r, o, &plan);
+            if (!s) {
+                errors[static_cast<std::size_t>(r)] = s.message();
+                return;
+            }
+            const RankSchedule& mine = plan.of(r);
+            std::vector<T> scratch(mine.scratch_elems);
+            topoar_test::FakeTransport t(net, r);
+            Executor ex;
+            s = ex.run(mine, bufs[static_cast<std::size_t>(r)].data(), scratch.data(), sizeof(T), segment_elems, t,
+                       reducer);
+            if (!s) errors[static_cast<std::size_t>(r)] = s.message();
+            else if (t.outstanding() != 0) errors[static_cast<std::size_t>(r)] = "requests left outstanding";
+        });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r)
+        if (!errors[static_cast<std::size_t>(r)].empty()) fail_msg("rank %d: %s", r, errors[static_cast<std::size_t>(r)].c_str());
+}
+
+// Topologies small enough for threads on a 2-core machine.
+const char* const kExecTrees[] = {
+    "node a count=1\n",
+    "ranks 0-3\n",
+    "node a count=2\nnode b count=3\n",
+    "node a count=1\nnode b count=2\nnode c count=3\n",
+    "node a count=3\nnode b count=1\n",
+    "node a count=3\nnode b count=2\nnode c count=2\n",  // prime P=7
+    "rack r0\n  node a count=1\nrack r1\n  node b count=2\n  node c count=2\n",
+    "rack r0\n  node a count=2\n  node b count=1\nrack r1\n  node c count=1\n  node d count=2\n  node e count=1\n",
+    "node a\n  socket 0 count=2\n  socket 1 count=1\nnode b count=2\n",
+    "spine s0\n  rack r0\n    node a count=1\n    node b\n      socket 0 count=1\n      socket 1 count=2\n"
+    "  rack r1\n    node c count=1\n    node d count=1\nspine s1\n  node e count=2\n",  // depth 5
+};
+
+void check_exact_sums(std::size_t pipeline, std::size_t exec_seg) {
+    for (const char* text : kExecTrees) {
+        Topology topo = parse(text);
+        const int p = topo.num_ranks();
+        for (std::size_t n : {std::size_t(0), std::size_t(1), static_cast<std::size_t>(p > 1 ? p - 1 : 1),
+                              std::size_t(7), std::size_t(1001), std::size_t(30011)}) {
+            if (n == 0) {
+                // A zero count plans to nothing: nothing may be sent.
+                Plan plan = flex(topo, 0, pipeline);
+                for (int r = 0; r < p; ++r) assert_int_equal(plan.num_rounds(r), 0);
+                continue;
+            }
+            std::vector<std::vector<std::int64_t>> bufs(static_cast<std::size_t>(p), std::vector<std::int64_t>(n));
+            for (int r = 0; r < p; ++r)
+                for (std::size_t i = 0; i < n; ++i)
+                    bufs[static_cast<std::size_t>(r)][i] = (r + 1) * 1000003LL + static_cast<long long>(i);
+            SumReducer<std::int64_t> sum;
+            run_all<std::int64_t>(topo, pipeline, bufs, sum, exec_seg);
+            for (int r = 0; r < p; ++r)
+                for (std::size_t i = 0; i < n; ++i) {
+                    std::int64_t want = 1000003LL * p * (p + 1) / 2 + static_cast<long long>(i) * p;
+                    if (bufs[static_cast<std::size_t>(r)][i] != want)
+                        fail_msg("%s n=%zu pipeline=%zu rank %d elem %zu: got %lld want %lld", text, n, pipeline, r, i,
+                                 static_cast<long long>(bufs[static_cast<std::size_t>(r)][i]),
+                                 static_cast<long long>(want));
+                }
+        }
+    }
+}
+
+}  // namespace
+
+static void test_execution_exact_unpipelined(void**) { check_exact_sums(0, 0); }
+
+static void test_execution_exact_pipelined(void**) {
+    check_exact_sums(1000, 1000);  // the engine's setting: plan and executor agree
+    check_exact_sums(3, 3);        // many tiny segments
+    check_exact_sums(0, 64);       // whole ranges planned, executor cuts them
+}
+
+static void test_execution_bit_identical(void**) {
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<double> dist(-1e6, 1e6);
+    for (const char* text : kExecTrees) {
+        Topology topo = parse(text);
+        const int p = topo.num_ranks();
+        if (p < 2) continue;
+        const std::size_t n = 997;
+        for (std::size_t pipeline : {std::size_t(0), std::size_t(50)}) {
+            std::vector<std::vector<double>> bufs(static_cast<std::size_t>(p), std::vector<double>(n));
+            for (auto& b : bufs)
+                for (auto& x : b) x = dist(rng) / 3.0;
+            SumReducer<double> sum;
+            run_all<double>(topo, pipeline, bufs, sum, pipeline);
+            for (int r = 1; r < p; ++r)
+                assert_memory_equal(bufs[0].data(), bufs[static_cast<std::size_t>(r)].data(), n * sizeof(double));
+
+            std::vector<std::vector<std::uint64_t>> obufs(static_cast<std::size_t>(p), std::vector<std::uint64_t>(n));
+            for (int r = 0; r < p; ++r)
+                for (std::size_t i = 0; i < n; ++i)
+                    obufs[static_cast<std::size_t>(r)][i] = static_cast<std::uint64_t>(r + 1) * 7919 + i;
+            OrderedReducer ordered;
+            run_all<std::uint64_t>(topo, pipeline, obufs, ordered, pipeline);
+            for (int r = 1; r < p; ++r)
+                assert_memory_equal(obufs[0].data(), obufs[static_cast<std::size_t>(r)].data(), n * 8);
+        }
+    }
+}
+
+static void test_describe_layout(void**) {
+    Topology t = parse(kFig2);
+    std::string d = describe_flex_layout(t, layout_of(t, 12));
+    assert_true(d.find("level 1 (tree depth 0): root") != std::string::npos);
+    assert_true(d.find("[4,5)            participants 0 3          owner 0") != std::string::npos);
+    assert_true(d.find("0:2/4") != std::string::npos);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fig2_layout),
+        cmocka_unit_test(test_layout_invariants),
+        cmocka_unit_test(test_symmetric_is_even),
+        cmocka_unit_test(test_uneven_shares),
+        cmocka_unit_test(test_plans_symbolic),
+        cmocka_unit_test(test_plans_random_trees),
+        cmocka_unit_test(test_only_rank_keeps_the_same_schedule),
+        cmocka_unit_test(test_link_traffic_is_optimal),
+        cmocka_unit_test(test_pipelining_shape),
+        cmocka_unit_test(test_execution_exact_unpipelined),
+        cmocka_unit_test(test_execution_exact_pipelined),
+        cmocka_unit_test(test_execution_bit_identical),
+        cmocka_unit_test(test_describe_layout),
+    };
+    return cmocka_run_group_tests_name("flexreduce", tests, NULL, NULL);
+}
