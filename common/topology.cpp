@@ -24,12 +24,12 @@ Link series(const Link& a, const Link& b) {
 
 const char* to_string(Level level) {
     switch (level) {
-    case Level::root: return "root";
-    case Level::spine: return "spine";
-    case Level::rack: return "rack";
-    case Level::node: return "node";
-    case Level::socket: return "socket";
-    case Level::rank: return "rank";
+        case Level::root: return "root";
+        case Level::spine: return "spine";
+        case Level::rack: return "rack";
+        case Level::node: return "node";
+        case Level::socket: return "socket";
+        case Level::rank: return "rank";
     }
     return "?";
 }
@@ -47,12 +47,12 @@ bool level_from_string(const std::string& s, Level* out) {
 
 Link LinkDefaults::for_level(Level level) const {
     switch (level) {
-    case Level::rank: return rank;
-    case Level::socket: return socket;
-    case Level::node: return node;
-    case Level::rack: return rack;
-    case Level::spine: return spine;
-    case Level::root: break;
+        case Level::rank: return rank;
+        case Level::socket: return socket;
+        case Level::node: return node;
+        case Level::rack: return rack;
+        case Level::spine: return spine;
+        case Level::root: break;
     }
     return Link{};
 }
@@ -176,9 +176,7 @@ bool is_word(const std::string& s) {
     return true;
 }
 
-std::string describe_vertex(Level level, const std::string& name) {
-    return std::string(to_string(level)) + " " + name;
-}
+std::string describe_vertex(Level level, const std::string& name) { return std::string(to_string(level)) + " " + name; }
 
 }  // namespace
 
@@ -206,7 +204,8 @@ int TopologyBuilder::add(int parent, Level level, const std::string& name, const
 }
 
 int TopologyBuilder::add_rank(int parent, int rank, const Link& up) {
-    if (parent < 0 || parent >= static_cast<int>(v_.size()) || v_[static_cast<std::size_t>(parent)].level == Level::rank) {
+    if (parent < 0 || parent >= static_cast<int>(v_.size()) ||
+        v_[static_cast<std::size_t>(parent)].level == Level::rank) {
         if (error_.empty()) error_ = "add rank " + std::to_string(rank) + ": bad parent";
         return -1;
     }
@@ -233,6 +232,7 @@ struct Norm {
 Status TopologyBuilder::build(Topology* out) const {
     if (!error_.empty()) return Status::invalid(error_);
     const std::size_t n = v_.size();
+    auto at = [this](int i) -> const Vertex& { return v_[static_cast<std::size_t>(i)]; };
 
     // Ranks: exactly 0..P-1, each once.
     int p = 0;
@@ -278,24 +278,22 @@ Status TopologyBuilder::build(Topology* out) const {
     // Collapse single-child levels (see the header) while copying.
     std::vector<Norm> norm;
     auto make = [&](auto&& self, int v, Link up) -> int {
-        auto internal = [&](int x) { return v_[static_cast<std::size_t>(x)].level != Level::rank; };
+        auto internal = [&](int x) { return at(x).level != Level::rank; };
         // A non-host with one child gives its place to that child.
-        while (internal(v) && v_[static_cast<std::size_t>(v)].level != Level::node &&
-               v_[static_cast<std::size_t>(v)].children.size() == 1) {
-            int c = v_[static_cast<std::size_t>(v)].children[0];
-            up = series(up, v_[static_cast<std::size_t>(c)].up);
+        while (internal(v) && at(v).level != Level::node && at(v).children.size() == 1) {
+            int c = at(v).children[0];
+            up = series(up, at(c).up);
             v = c;
         }
-        const Vertex& src = v_[static_cast<std::size_t>(v)];
+        const Vertex& src = at(v);
         // A host absorbs its only internal child instead (hosts are kept).
         std::vector<std::pair<int, Link>> kids;
-        for (int c : src.children) kids.emplace_back(c, v_[static_cast<std::size_t>(c)].up);
+        for (int c : src.children) kids.emplace_back(c, at(c).up);
         if (src.level == Level::node) {
             while (kids.size() == 1 && internal(kids[0].first)) {
                 auto only = kids[0];
                 kids.clear();
-                for (int g : v_[static_cast<std::size_t>(only.first)].children)
-                    kids.emplace_back(g, series(only.second, v_[static_cast<std::size_t>(g)].up));
+                for (int g : at(only.first).children) kids.emplace_back(g, series(only.second, at(g).up));
             }
         }
         std::vector<int> children;
@@ -362,9 +360,15 @@ void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
     os << pad << (n.level == Level::root ? std::string("world") : describe_vertex(n.level, n.name));
 
     // "(2 racks, 5 nodes, 12 ranks)": what lies below, per level.
-    static const struct { Level level; const char* one; const char* many; } kinds[] = {
-        {Level::spine, "spine", "spines"}, {Level::rack, "rack", "racks"},     {Level::node, "node", "nodes"},
-        {Level::socket, "socket", "sockets"}, {Level::rank, "rank", "ranks"}};
+    static const struct {
+        Level level;
+        const char* one;
+        const char* many;
+    } kinds[] = {{Level::spine, "spine", "spines"},
+                 {Level::rack, "rack", "racks"},
+                 {Level::node, "node", "nodes"},
+                 {Level::socket, "socket", "sockets"},
+                 {Level::rank, "rank", "ranks"}};
     std::vector<int> below(6, 0);
     count_levels(t, id, &below);
     std::string counts;
@@ -374,7 +378,9 @@ void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
         counts += (counts.empty() ? "" : ", ") + std::to_string(c) + " " + (c == 1 ? k.one : k.many);
     }
     if (!counts.empty()) os << " (" << counts << ")";
-    if (n.parent >= 0) os << " up " << human_bandwidth(n.up.bandwidth, is_network_level(n.level)) << " " << human_latency(n.up.latency);
+    if (n.parent >= 0)
+        os << " up " << human_bandwidth(n.up.bandwidth, is_network_level(n.level)) << " "
+           << human_latency(n.up.latency);
     os << '\n';
 
     // Leaves with the same link are listed together, as in the file format.
@@ -388,7 +394,8 @@ void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
         }
         std::vector<int> run;
         std::size_t j = i;
-        while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up) run.push_back(t.node(ch[j++]).rank);
+        while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up)
+            run.push_back(t.node(ch[j++]).rank);
         os << pad << "  " << (run.size() == 1 ? "rank " : "ranks ") << format_rank_list(run) << " up "
            << human_bandwidth(c.up.bandwidth, false) << " " << human_latency(c.up.latency) << '\n';
         i = j;

@@ -65,7 +65,7 @@ Link series(const Link& a, const Link& b);
 // networks such as a Slurm "switch.switch.switch.node" address.
 enum class Level { root, spine, rack, node, socket, rank };
 
-const char* to_string(Level level);                      // "root", "spine", ...
+const char* to_string(Level level);  // "root", "spine", ...
 // Whether a vertex of level `child` may hang under one of level `parent`.
 bool level_may_contain(Level parent, Level child);
 // Up-links of hosts and switches are network links (written in bits), those
@@ -78,9 +78,9 @@ struct TopoNode {
     int parent = -1;            // -1 for the root
     std::vector<int> children;  // ordered by lowest rank underneath
     Level level = Level::rank;
-    std::string name;           // host name, rack name, socket number; rank number for leaves
-    Link up;                    // link to the parent
-    int rank = -1;              // comm rank, for leaves only
+    std::string name;  // host name, rack name, socket number; rank number for leaves
+    Link up;           // link to the parent
+    int rank = -1;     // comm rank, for leaves only
 
     bool is_leaf() const { return level == Level::rank; }
     bool operator==(const TopoNode& o) const {
@@ -179,17 +179,17 @@ public:
 
     // Convenience for tests and simulations: hosts "n0", "n1", ... under one
     // root with ranks_per_node[i] consecutive ranks each.
-    static Status from_node_sizes(const std::vector<int>& ranks_per_node, const Link& node_up,
-                                  const Link& rank_up, Topology* out);
+    static Status from_node_sizes(const std::vector<int>& ranks_per_node, const Link& node_up, const Link& rank_up,
+                                  Topology* out);
 
 private:
     friend class TopologyBuilder;
 
     std::vector<TopoNode> nodes_;
     std::vector<int> leaf_of_rank_;
-    std::vector<int> preorder_ranks_;              // ranks of the leaves in id order
-    std::vector<std::pair<int, int>> range_;       // per vertex: (first index, count) into preorder_ranks_
-    std::vector<int> lowest_;                      // per vertex: lowest rank underneath
+    std::vector<int> preorder_ranks_;         // ranks of the leaves in id order
+    std::vector<std::pair<int, int>> range_;  // per vertex: (first index, count) into preorder_ranks_
+    std::vector<int> lowest_;                 // per vertex: lowest rank underneath
     int depth_ = 0;
 };
 

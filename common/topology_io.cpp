@@ -128,10 +128,10 @@ struct PVertex {
 };
 
 struct ParsedFile {
-    std::vector<PVertex> v;   // [0] is the implicit root
-    int first_list_line = 0;  // first explicit `ranks` line
-    int first_count_line = 0; // first count=
-    LinkDefaults defaults;    // with the file's `defaults` lines applied
+    std::vector<PVertex> v;    // [0] is the implicit root
+    int first_list_line = 0;   // first explicit `ranks` line
+    int first_count_line = 0;  // first count=
+    LinkDefaults defaults;     // with the file's `defaults` lines applied
     bool has_ranks() const { return first_list_line || first_count_line; }
 };
 
@@ -143,7 +143,11 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
 
     // Open lines by indentation; entry -1 is a `ranks` or `defaults` line,
     // which cannot have children.
-    struct Open { int indent; int vertex; int line; };
+    struct Open {
+        int indent;
+        int vertex;
+        int line;
+    };
     std::vector<Open> stack{{-1, 0, 0}};
     std::map<std::pair<int, std::string>, int> names;  // (level, name) -> line
     bool seen_vertex = false;
@@ -168,14 +172,15 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
                 return Status::invalid(where + "'defaults' lines must come first, unindented");
             Level lv;
             if (l.words.size() < 2 || !level_from_string(l.words[1], &lv) || lv == Level::root)
-                return Status::invalid(where + "expected 'defaults LEVEL [bw=...] [lat=...]' with LEVEL one of "
-                                               "spine, rack, node, socket, rank");
+                return Status::invalid(where +
+                                       "expected 'defaults LEVEL [bw=...] [lat=...]' with LEVEL one of "
+                                       "spine, rack, node, socket, rank");
             Attrs a;
             TOPOAR_TRY(parse_attrs(l.words, 2, {"bw", "lat"}, where, &a));
             if (!a.has_bw && !a.has_lat) return Status::invalid(where + "'defaults' line sets neither bw= nor lat=");
-            Link* d = lv == Level::spine ? &defaults.spine
-                      : lv == Level::rack ? &defaults.rack
-                      : lv == Level::node ? &defaults.node
+            Link* d = lv == Level::spine    ? &defaults.spine
+                      : lv == Level::rack   ? &defaults.rack
+                      : lv == Level::node   ? &defaults.node
                       : lv == Level::socket ? &defaults.socket
                                             : &defaults.rank;
             *d = apply(*d, a);
@@ -184,10 +189,13 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
             continue;
         }
         seen_vertex = true;
-        if (parent > 0 && pf->v[static_cast<std::size_t>(parent)].count > 0)
+        // Copies: pf->v grows below.
+        const Level parent_level = pf->v[static_cast<std::size_t>(parent)].level;
+        const std::string parent_name = pf->v[static_cast<std::size_t>(parent)].name;
+        const int parent_line = pf->v[static_cast<std::size_t>(parent)].line;
+        if (pf->v[static_cast<std::size_t>(parent)].count > 0)
             return Status::invalid(where + "nothing may be nested under a line with count= (line " +
-                                   std::to_string(pf->v[static_cast<std::size_t>(parent)].line) + ")");
-        const PVertex& pv = pf->v[static_cast<std::size_t>(parent)];
+                                   std::to_string(parent_line) + ")");
 
         if (kw == "ranks") {
             std::size_t i = 1;
@@ -196,9 +204,9 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
                 const std::string& w = l.words[i];
                 std::size_t dash = w.find('-');
                 long lo = 0, hi = 0;
-                bool ok = dash == std::string::npos ? parse_int(w, &lo) && parse_int(w, &hi)
-                                                    : parse_int(w.substr(0, dash), &lo) &&
-                                                          parse_int(w.substr(dash + 1), &hi) && lo <= hi;
+                bool ok = dash == std::string::npos
+                              ? parse_int(w, &lo) && parse_int(w, &hi)
+                              : parse_int(w.substr(0, dash), &lo) && parse_int(w.substr(dash + 1), &hi) && lo <= hi;
                 if (!ok || hi >= kMaxRanks)
                     return Status::invalid(where + "bad rank '" + w + "' (a rank number or a range like 4-7)");
                 if (ranks.size() + static_cast<std::size_t>(hi - lo) >= static_cast<std::size_t>(kMaxRanks))
@@ -227,9 +235,9 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
         if (l.words.size() < 2 || l.words[1].find('=') != std::string::npos)
             return Status::invalid(where + "'" + kw + "' needs a name");
         const std::string& name = l.words[1];
-        if (!level_may_contain(pv.level, lv))
-            return Status::invalid(where + kw + " " + name + " cannot be inside " + to_string(pv.level) + " " +
-                                   pv.name + " (line " + std::to_string(pv.line) + ")");
+        if (!level_may_contain(parent_level, lv))
+            return Status::invalid(where + kw + " " + name + " cannot be inside " + to_string(parent_level) + " " +
+                                   parent_name + " (line " + std::to_string(parent_line) + ")");
         Attrs a;
         if (lv == Level::node || lv == Level::socket)
             TOPOAR_TRY(parse_attrs(l.words, 2, {"bw", "lat", "count"}, where, &a));
@@ -272,7 +280,8 @@ Status assign_ranks(const std::string& origin, ParsedFile* pf) {
                                        std::to_string(kMaxRanks) + ")");
             for (long k = 0; k < pf->v[i].count; ++k) {
                 int id = static_cast<int>(pf->v.size());
-                PVertex leaf{Level::rank, std::to_string(next), pf->defaults.rank, pf->v[i].line, static_cast<int>(i), {}};
+                PVertex leaf{Level::rank,   std::to_string(next), pf->defaults.rank,
+                             pf->v[i].line, static_cast<int>(i),  {}};
                 leaf.rank = static_cast<int>(next++);
                 pf->v.push_back(leaf);
                 pf->v[i].children.push_back(id);
@@ -374,7 +383,8 @@ void write_children(const Topology& t, int id, int indent, std::string* out) {
         }
         std::vector<int> run;
         std::size_t j = i;
-        while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up) run.push_back(t.node(ch[j++]).rank);
+        while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up)
+            run.push_back(t.node(ch[j++]).rank);
         *out += std::string(static_cast<std::size_t>(indent) * 2, ' ') + "ranks " + format_rank_list(run) +
                 link_attrs(c.up, Level::rank) + "\n";
         i = j;
@@ -475,8 +485,10 @@ void add_host(TopologyBuilder* b, int parent, const Host& h, const Link& node_up
     bool all_bound = true;
     for (int r : h.ranks) {
         int s = ranks[static_cast<std::size_t>(r)].socket;
-        if (s < 0) all_bound = false;
-        else sockets.insert(s);
+        if (s < 0)
+            all_bound = false;
+        else
+            sockets.insert(s);
     }
     if (!all_bound || sockets.size() < 2) {
         for (int r : h.ranks) b->add_rank(nv, r, d.rank);
@@ -504,8 +516,8 @@ Status match_hosts(const std::vector<Host>& hosts, const NameIndex& index, const
 }
 
 // 1. Topology file.
-Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts,
-                          const std::string& path, const LinkDefaults& d, Topology* out) {
+Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& path,
+                          const LinkDefaults& d, Topology* out) {
     std::string text;
     TOPOAR_TRY(read_file(path, &text));
     ParsedFile pf;
@@ -540,7 +552,8 @@ Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<
         const PVertex& x = pf.v[i];
         if (x.level == Level::node) index.add(x.name, static_cast<int>(i));
         if (x.parent > 0 && pf.v[static_cast<std::size_t>(x.parent)].level == Level::node)
-            return Status::invalid(at(path, x.line) + "a file without ranks describes hosts and switches only; "
+            return Status::invalid(at(path, x.line) +
+                                   "a file without ranks describes hosts and switches only; "
                                    "sockets are discovered from the binding");
     }
     std::vector<int> node_of_host;
@@ -560,8 +573,8 @@ Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<
             const PVertex& x = pf.v[static_cast<std::size_t>(c)];
             if (!needed[static_cast<std::size_t>(c)]) continue;
             if (x.level == Level::node) {
-                add_host(&b, parent, hosts[static_cast<std::size_t>(host_at[static_cast<std::size_t>(c)])], x.up,
-                         ranks, d);
+                add_host(&b, parent, hosts[static_cast<std::size_t>(host_at[static_cast<std::size_t>(c)])], x.up, ranks,
+                         d);
             } else {
                 self(self, c, b.add(parent, x.level, x.name, x.up));
             }
@@ -579,7 +592,10 @@ Status from_rack_file(const std::vector<RankInfo>& ranks, const std::vector<Host
     TOPOAR_TRY(read_file(path, &text));
     std::vector<Line> lines;
     TOPOAR_TRY(split_lines(text, path, &lines));
-    struct Entry { std::string rack; Link up; };
+    struct Entry {
+        std::string rack;
+        Link up;
+    };
     std::vector<Entry> entries;
     std::map<std::string, int> host_line;
     std::map<std::string, std::pair<Link, int>> racks;  // uplinks, with their line
@@ -613,7 +629,8 @@ Status from_rack_file(const std::vector<RankInfo>& ranks, const std::vector<Host
         auto it = rack_vertex.find(e.rack);
         if (it == rack_vertex.end()) {
             auto r = racks.find(e.rack);
-            it = rack_vertex.emplace(e.rack, b.add(b.root(), Level::rack, e.rack, r == racks.end() ? d.rack : r->second.first))
+            it = rack_vertex
+                     .emplace(e.rack, b.add(b.root(), Level::rack, e.rack, r == racks.end() ? d.rack : r->second.first))
                      .first;
         }
         add_host(&b, it->second, hosts[h], e.up, ranks, d);
@@ -631,9 +648,9 @@ Status switch_path(const RankInfo& info, int rank, std::vector<std::string>* pat
     std::vector<std::string> pattern;
     std::istringstream ps(info.slurm_pattern);
     for (std::string part; std::getline(ps, part, '.');) pattern.push_back(part);
-    const std::string who = "rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR_PATTERN '" + info.slurm_pattern + "'";
-    if (pattern.empty() || pattern.back() != "node")
-        return Status::invalid(who + " does not end with 'node'");
+    const std::string who =
+        "rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR_PATTERN '" + info.slurm_pattern + "'";
+    if (pattern.empty() || pattern.back() != "node") return Status::invalid(who + " does not end with 'node'");
     for (std::size_t i = 0; i + 1 < pattern.size(); ++i)
         if (pattern[i] != "switch") return Status::invalid(who + " has an unknown part '" + pattern[i] + "'");
     std::string rest = info.slurm_addr;
@@ -655,7 +672,11 @@ Status from_slurm(const std::vector<RankInfo>& ranks, const std::vector<Host>& h
                   Topology* out) {
     TopologyBuilder b;
     // switch name -> (builder vertex, parent switch name, level)
-    struct Switch { int vertex; std::string parent; Level level; };
+    struct Switch {
+        int vertex;
+        std::string parent;
+        Level level;
+    };
     std::map<std::string, Switch> switches;
     for (const Host& h : hosts) {
         std::vector<std::string> path;

@@ -23,10 +23,12 @@ struct Unit {
 };
 
 const Unit kBandwidthUnits[] = {
-    {"bit", 0, 0.125, false},       {"kbit", 3, 0.125, true},       {"Mbit", 6, 0.125, true},
-    {"Gbit", 9, 0.125, true},       {"Tbit", 12, 0.125, true},      {"B/s", 0, 1.0, false},
-    {"KB/s", 3, 1.0, true},         {"MB/s", 6, 1.0, true},         {"GB/s", 9, 1.0, true},
-    {"TB/s", 12, 1.0, true},        {"KiB/s", 0, 1024.0, true},     {"MiB/s", 0, 1048576.0, true},
+    {"bit", 0, 0.125, false},         {"kbit", 3, 0.125, true},
+    {"Mbit", 6, 0.125, true},         {"Gbit", 9, 0.125, true},
+    {"Tbit", 12, 0.125, true},        {"B/s", 0, 1.0, false},
+    {"KB/s", 3, 1.0, true},           {"MB/s", 6, 1.0, true},
+    {"GB/s", 9, 1.0, true},           {"TB/s", 12, 1.0, true},
+    {"KiB/s", 0, 1024.0, true},       {"MiB/s", 0, 1048576.0, true},
     {"GiB/s", 0, 1073741824.0, true}, {"TiB/s", 0, 1099511627776.0, true},
 };
 
@@ -103,8 +105,8 @@ Status parse_with_units(const std::string& text, const Unit (&units)[N], const c
         *out = v;
         return Status::ok();
     }
-    return Status::invalid(std::string("bad ") + what + " '" + text + "': unknown unit '" + unit + "' (" +
-                           unit_list + ")");
+    return Status::invalid(std::string("bad ") + what + " '" + text + "': unknown unit '" + unit + "' (" + unit_list +
+                           ")");
 }
 
 const char kBandwidthList[] = "bit, kbit, Mbit, Gbit, Tbit, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s..TiB/s";
@@ -134,7 +136,8 @@ std::string shortest_exact(double value, std::initializer_list<const char*> name
                 // "200Mbit" over "0.2Gbit": a unit that makes the number
                 // at least 1 wins, then the shorter text.
                 bool fraction = scaled < 1;
-                if (best.empty() || std::make_pair(fraction, candidate.size()) < std::make_pair(best_fraction, best.size())) {
+                if (best.empty() ||
+                    std::make_pair(fraction, candidate.size()) < std::make_pair(best_fraction, best.size())) {
                     best = candidate;
                     best_fraction = fraction;
                 }
@@ -185,15 +188,19 @@ std::string format_latency(double seconds) {
 
 std::string human_bandwidth(double bytes_per_second, bool in_bits) {
     if (!in_bits) {
-        static const struct { double scale; const char* name; } steps[] = {
-            {1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}};
+        static const struct {
+            double scale;
+            const char* name;
+        } steps[] = {{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}};
         for (const auto& s : steps)
             if (bytes_per_second >= s.scale) return trim_number(bytes_per_second / s.scale, 4) + " " + s.name;
         return trim_number(bytes_per_second, 4) + " B/s";
     }
     double bits = bytes_per_second * 8;
-    static const struct { double scale; const char* name; } steps[] = {
-        {1e12, "Tbit/s"}, {1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}};
+    static const struct {
+        double scale;
+        const char* name;
+    } steps[] = {{1e12, "Tbit/s"}, {1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}};
     for (const auto& s : steps)
         if (bits >= s.scale) return trim_number(bits / s.scale, 4) + " " + s.name;
     return trim_number(bits, 4) + " bit/s";

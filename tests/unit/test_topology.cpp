@@ -61,8 +61,7 @@ void expect_parse_error(const std::string& text, int line, const char* what) {
 
 void expect_error_containing(const Status& s, const char* what) {
     assert_false(s.is_ok());
-    if (s.message().find(what) == std::string::npos)
-        print_error("expected '%s' in '%s'\n", what, s.message().c_str());
+    if (s.message().find(what) == std::string::npos) print_error("expected '%s' in '%s'\n", what, s.message().c_str());
     assert_true(s.message().find(what) != std::string::npos);
 }
 
@@ -571,19 +570,20 @@ void test_roundtrip(void**) {
     roundtrip(parse("ranks 0\n"));
     roundtrip(parse("ranks 3 1\nranks 0 2 bw=1Gbit\n"));
     // Interleaved ranks across hosts, odd link values, nested switches.
-    roundtrip(parse("spine s0 bw=123456789.123B/s lat=3.7us\n"
-                    "  spine s1\n"
-                    "    rack ra\n"
-                    "      node x\n"
-                    "        ranks 0 5\n"
-                    "      node y\n"
-                    "        ranks 2\n"
-                    "  rack rb\n"
-                    "    node z\n"
-                    "      socket 0\n"
-                    "        ranks 1 3\n"
-                    "      socket 1\n"
-                    "        ranks 4 6 lat=0.25us\n"));
+    roundtrip(
+        parse("spine s0 bw=123456789.123B/s lat=3.7us\n"
+              "  spine s1\n"
+              "    rack ra\n"
+              "      node x\n"
+              "        ranks 0 5\n"
+              "      node y\n"
+              "        ranks 2\n"
+              "  rack rb\n"
+              "    node z\n"
+              "      socket 0\n"
+              "        ranks 1 3\n"
+              "      socket 1\n"
+              "        ranks 4 6 lat=0.25us\n"));
     Topology t;
     expect_ok(Topology::from_node_sizes({1, 2, 3}, Link{1.0 / 3.0, 1e-7 / 3}, kRank, &t));
     roundtrip(t);
@@ -707,13 +707,15 @@ void test_discover_plain(void**) {
 }
 
 void test_discover_sockets(void**) {
-    std::vector<RankInfo> r = on_hosts({"a", "a", "a", "b", "b", "c", "c"});
+    std::vector<RankInfo> r = on_hosts({"a", "a", "a", "b", "b", "c", "c", "d", "d", "d"});
     r[0].socket = 1;
     r[1].socket = 0;
     r[2].socket = 1;
     r[3].socket = 0;  // b: rank 4 unbound -> no socket level
     r[5].socket = 1;  // c: one socket only -> no socket level
     r[6].socket = 1;
+    r[7].socket = 0;  // d: two sockets but rank 9 unbound -> no socket level
+    r[8].socket = 1;
     DiscoveryOptions opt;
     opt.default_socket = Link{30e9, 0.4e-6};
     Topology t;
@@ -729,10 +731,13 @@ void test_discover_sockets(void**) {
     int leaf1 = t.leaf_of_rank(1);
     assert_int_equal(t.node(leaf1).parent, a);
     assert_double_exact(t.node(leaf1).up.latency, 0.4e-6 + LinkDefaults{}.rank.latency);
-    for (const char* h : {"b", "c"}) {
+    for (const char* h : {"b", "c", "d"}) {
         int n = t.find(Level::node, h);
         for (int c : t.node(n).children) assert_true(t.node(c).is_leaf());
     }
+    assert_true(t.ranks_under(t.find(Level::node, "d")) == ints({7, 8, 9}));
+    for (int k = 0; k < t.num_ranks(); ++k)
+        assert_string_equal(t.node(t.node_of_rank(k)).name.c_str(), r[static_cast<std::size_t>(k)].host.c_str());
     assert_int_equal(t.nodes_at(Level::socket).size(), 1);
 }
 
@@ -918,7 +923,8 @@ void test_discover_topology_file(void**) {
     unlink(path.c_str());
     path = write_temp("node h1\n node h2\n");
     opt.topology_file = path;
-    expect_error_containing(discover_topology(on_hosts({"h1"}), opt, &t), (path + ":2: node h2 cannot be inside").c_str());
+    expect_error_containing(discover_topology(on_hosts({"h1"}), opt, &t),
+                            (path + ":2: node h2 cannot be inside").c_str());
     unlink(path.c_str());
 
     // Precedence: the topology file wins over the rack file and Slurm.
