@@ -92,8 +92,9 @@ public:
     }
 
 private:
-    // Reduce-scatter of the subtree at v starting no earlier than round 0;
-    // returns the first round after it.  *part: who owns what afterwards.
+    // Plans the reduce-scatter of v's subtree: the children's first, then
+    // the rings among them, starting when the slowest child is done.
+    // Returns the first round after it; *part: who owns what afterwards.
     int reduce_scatter(int v, Partition* part) {
         const auto& vx = h_.v[static_cast<std::size_t>(v)];
         if (vx.kids.empty()) {
