@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "planner_flex.hpp"
 #include "planner_hring.hpp"
 #include "planners.hpp"
 #include "units.hpp"
@@ -73,6 +74,8 @@ Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count,
     case Algorithm::recursive_doubling:
         *out = plan_recursive_doubling(p, count, only_rank);
         return Status::ok();
+    case Algorithm::flexreduce:
+        return plan_flexreduce(topo, count, only_rank, opts, out);
     case Algorithm::hring:
         return plan_hring(topo, count, only_rank, opts, out);
     default:

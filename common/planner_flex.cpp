@@ -7,14 +7,17 @@
 // current range (end, then start, then rank) and take consecutive new ranges
 // of their portion's size; find_bounds() splits each new range where the set
 // of current holders changes.  Each piece is one reduce(): its participants
-// are the holders (one per child of X), its owner the leaf taking the range.
-// After the top level every rank owns 1/P of the vector, fully reduced; the
-// all-gather replays the reduces backwards as broadcasts.
+// are the holders (one per child of X), its owner the leaf taking the range
+// -- or, where that leaf's subtree holds the piece on another leaf, that
+// other leaf (see FlexSubrange: no element moves twice).  After the top
+// level every element has one owner holding it fully reduced, each subtree
+// of a branch owning the same share; the all-gather replays the reduces
+// backwards as broadcasts.
 //
 // Fig. 2, 2 + 3 learners, 12 items (ranks 0 1 | 2 3 4; paper: D E | F G H):
 //
-//   level 0, per host      host a: 0 [0,6)  1 [6,12)       (reduce among 0 1)
-//                          host b: 2 [0,4)  3 [4,8)  4 [8,12)
+//   level 0, per host      host B: 0 [0,6)  1 [6,12)       (reduce among 0 1)
+//                          host C: 2 [0,4)  3 [4,8)  4 [8,12)
 //   level 1, root          sorted by (end, start, rank): 2 0 3 1 4
 //                          new ranges 2 [0,2) 0 [2,5) 3 [5,7) 1 [7,10) 4 [10,12)
 //                          find_bounds: [0,2){0,2}->2 [2,4){0,2}->0 [4,5){0,3}->0
@@ -37,7 +40,8 @@
 //     with plain copies.
 //
 //   rounds are assigned as soon as the data is there (per rank, per element:
-//   the round its value was last written), not level by level with a barrier:
+//   the round its value was last written; a copy also waits for the round
+//   the old value was last sent), not level by level with a barrier:
 //   a segment reduced inside a host goes up to the next level in the next
 //   round, and the top level's broadcast of a segment follows its reduction
 //   at once.  This is the paper's order of calls (levels bottom-up, then in
@@ -142,8 +146,13 @@ Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
         by_depth[d].push_back(n.id);
     }
 
+    // cur: each leaf's range in the paper's sense (drives the sort); held:
+    // what it really holds after the previous level (see FlexSubrange).
     std::vector<URange> cur(static_cast<std::size_t>(p), URange{0, units});
+    std::vector<std::vector<URange>> held(static_cast<std::size_t>(p), std::vector<URange>{URange{0, units}});
     std::vector<u64> portion(static_cast<std::size_t>(p), 0);
+    std::vector<int> child_of(static_cast<std::size_t>(p), -1);
+    using Piece = std::pair<URange, int>;  // a held range and its rank
     for (std::size_t di = by_depth.size(); di-- > 0;) {
         if (by_depth[di].empty()) continue;
         FlexLevel level;
@@ -153,6 +162,7 @@ Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
         level.joins.assign(static_cast<std::size_t>(p), 0);
         const int li = static_cast<int>(lay.levels.size());
         std::vector<URange> next = cur;
+        std::vector<std::vector<URange>> next_held = held;
 
         for (int x : level.branches) {
             const TopoNode& xn = topo.node(x);
@@ -160,23 +170,24 @@ Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
             split_portions(topo, x, units, portion);
             std::vector<int> leaves = topo.ranks_under(x);
 
-            // Current holders per child: their ranges partition [0, U).
-            std::vector<std::vector<std::pair<URange, int>>> holders(deg);
+            // Holders per child: the pieces under one child partition [0, U).
+            std::vector<std::vector<Piece>> holders(deg);
             for (std::size_t c = 0; c < deg; ++c) {
-                for (int r : topo.ranks_under(xn.children[c]))
-                    if (cur[static_cast<std::size_t>(r)].begin < cur[static_cast<std::size_t>(r)].end)
-                        holders[c].push_back({cur[static_cast<std::size_t>(r)], r});
+                for (int r : topo.ranks_under(xn.children[c])) {
+                    child_of[static_cast<std::size_t>(r)] = static_cast<int>(c);
+                    for (const URange& u : held[static_cast<std::size_t>(r)]) holders[c].push_back({u, r});
+                }
                 std::sort(holders[c].begin(), holders[c].end(),
-                          [](const std::pair<URange, int>& a, const std::pair<URange, int>& b) {
-                              return a.first.begin < b.first.begin;
-                          });
+                          [](const Piece& a, const Piece& b) { return a.first.begin < b.first.begin; });
             }
-            auto holder_of = [&](std::size_t c, u64 at) -> const std::pair<URange, int>& {
+            auto holder_of = [&](std::size_t c, u64 at) -> const Piece& {
                 const auto& h = holders[c];
                 auto it = std::upper_bound(h.begin(), h.end(), at,
-                                           [](u64 v, const std::pair<URange, int>& e) { return v < e.first.begin; });
-                return *(it - 1);  // the ranges start at 0, so there is one
+                                           [](u64 v, const Piece& e) { return v < e.first.begin; });
+                return *(it - 1);  // the pieces start at 0 and are non-empty
             };
+            if (deg >= 2)
+                for (int v : leaves) next_held[static_cast<std::size_t>(v)].clear();
 
             // Sort rule of section III-A: by range end, then start, then rank.
             std::sort(leaves.begin(), leaves.end(), [&](int a, int b) {
@@ -196,27 +207,47 @@ Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
                     FlexSubrange s;
                     s.level = li;
                     s.branch = x;
-                    s.owner = v;
+                    s.assigned = v;
                     u64 e = nr.end;
                     for (std::size_t c = 0; c < deg; ++c) {
-                        const auto& h = holder_of(c, b);
+                        const Piece& h = holder_of(c, b);
                         s.participants.push_back(h.second);
                         e = std::min(e, h.first.end);
                     }
+                    // The result stays where v's child already has the data.
+                    s.owner = s.participants[static_cast<std::size_t>(child_of[static_cast<std::size_t>(v)])];
+                    next_held[static_cast<std::size_t>(s.owner)].push_back(URange{b, e});
                     s.range = to_range(URange{b, e});
                     b = e;
                     if (s.range.count == 0) continue;
-                    level.calls[static_cast<std::size_t>(v)]++;
+                    level.calls[static_cast<std::size_t>(s.owner)]++;
                     for (int q : s.participants) level.joins[static_cast<std::size_t>(q)]++;
-                    if (std::find(s.participants.begin(), s.participants.end(), v) == s.participants.end())
-                        level.joins[static_cast<std::size_t>(v)]++;
                     level.subranges.push_back(std::move(s));
                 }
             }
             if (progress != units) return Status::internal("flexreduce: portions under a branch do not add up");
         }
         cur = next;
-        for (int r = 0; r < p; ++r) level.ranges.push_back(to_range(cur[static_cast<std::size_t>(r)]));
+        held = std::move(next_held);
+        for (int r = 0; r < p; ++r) {
+            auto& h = held[static_cast<std::size_t>(r)];
+            std::sort(h.begin(), h.end(), [](const URange& a, const URange& b) { return a.begin < b.begin; });
+            std::vector<URange> merged;
+            for (const URange& u : h) {
+                if (!merged.empty() && merged.back().end == u.begin) merged.back().end = u.end;
+                else merged.push_back(u);
+            }
+            h = merged;
+            level.ranges.push_back(to_range(cur[static_cast<std::size_t>(r)]));
+            std::vector<Range> owned;
+            for (const URange& u : h) {
+                Range e = to_range(u);
+                if (e.count == 0) continue;
+                if (!owned.empty() && owned.back().offset + owned.back().count == e.offset) owned.back().count += e.count;
+                else owned.push_back(e);
+            }
+            level.owned.push_back(std::move(owned));
+        }
         lay.levels.push_back(std::move(level));
     }
     *out = std::move(lay);
@@ -277,14 +308,12 @@ private:
 };
 
 // The reduce chain of one subrange: participants from the child after the
-// owner's round to the owner's child (see the header comment).  `copy_to` is
-// the owner when it is not the chain's last rank, else -1.
-std::vector<int> reduce_chain(const Topology& topo, const FlexSubrange& s, int* copy_to) {
+// owner's, cyclically, to the owner (see the header comment).
+std::vector<int> reduce_chain(const Topology& topo, const FlexSubrange& s) {
     const int k = static_cast<int>(s.participants.size());
     const int o = child_index_under(topo, s.branch, topo.leaf_of_rank(s.owner));
     std::vector<int> chain;
     for (int i = 1; i <= k; ++i) chain.push_back(s.participants[static_cast<std::size_t>((o + i) % k)]);
-    *copy_to = chain.back() == s.owner ? -1 : s.owner;
     return chain;
 }
 
@@ -308,13 +337,11 @@ Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, c
     // Uneven reduce-scatter: levels bottom-up, every subrange a pipelined chain.
     for (const FlexLevel& level : lay.levels)
         for (const FlexSubrange& s : level.subranges) {
-            int copy_to = -1;
-            std::vector<int> chain = reduce_chain(topo, s, &copy_to);
+            std::vector<int> chain = reduce_chain(topo, s);
             std::vector<int> last(chain.size(), -1);
             for_segments(s.range, [&](std::size_t a, std::size_t n) {
                 for (std::size_t j = 0; j + 1 < chain.size(); ++j)
                     last[j] = sched.hop(chain[j], chain[j + 1], a, n, OpKind::recv_reduce, last[j]);
-                if (copy_to >= 0) last.back() = sched.hop(chain.back(), copy_to, a, n, OpKind::recv_copy, last.back());
             });
         }
 
@@ -322,11 +349,8 @@ Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, c
     // from the owner back along the chain.
     for (auto level = lay.levels.rbegin(); level != lay.levels.rend(); ++level)
         for (auto s = level->subranges.rbegin(); s != level->subranges.rend(); ++s) {
-            int copy_to = -1;
-            std::vector<int> chain = reduce_chain(topo, *s, &copy_to);
-            std::vector<int> path;  // owner first
-            if (copy_to >= 0) path.push_back(copy_to);
-            path.insert(path.end(), chain.rbegin(), chain.rend());
+            std::vector<int> chain = reduce_chain(topo, *s);
+            std::vector<int> path(chain.rbegin(), chain.rend());  // owner first
             std::vector<int> last(path.size(), -1);
             for_segments(s->range, [&](std::size_t a, std::size_t n) {
                 for (std::size_t j = 0; j + 1 < path.size(); ++j)
@@ -357,12 +381,16 @@ std::string describe_flex_layout(const Topology& topo, const FlexLayout& lay) {
             for (int q : sr.participants) parts += (parts.empty() ? "" : " ") + std::to_string(q);
             s << "  " << std::left << std::setw(16) << range(sr.range) << " participants " << std::setw(12) << parts
               << " owner " << sr.owner;
-            if (std::find(sr.participants.begin(), sr.participants.end(), sr.owner) == sr.participants.end())
-                s << " (gets a copy)";
+            if (sr.assigned != sr.owner) s << " (paper: " << sr.assigned << ")";
             s << "\n";
         }
         s << "  owned after level " << li << ":";
-        for (int r = 0; r < lay.nranks; ++r) s << " " << r << range(l.ranges[static_cast<std::size_t>(r)]);
+        for (int r = 0; r < lay.nranks; ++r) {
+            s << " " << r;
+            const auto& o = l.owned[static_cast<std::size_t>(r)];
+            if (o.empty()) s << "[]";
+            for (const Range& x : o) s << range(x);
+        }
         s << "\n  reduce calls per rank (owned/joined):";
         int most = 0;
         for (int r = 0; r < lay.nranks; ++r) {

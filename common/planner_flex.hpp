@@ -29,16 +29,22 @@ namespace topoar {
 // One reduce() call of FlexReduce: the elements `range` of every participant
 // are combined and the result lands on `owner`.  Participants are the ranks
 // that hold `range` after the previous level, exactly one per child of
-// `branch`, listed in the branch's child order.  The owner is normally one of
-// them; when it is not (the heuristic cannot always keep a new range inside
-// the old one), it receives the result as a copy from the participant under
-// the same child.
+// `branch`, listed in the branch's child order.
+//
+// `assigned` is the leaf whose new range (the paper's next_range) contains
+// the subrange.  Usually it holds the data and owns the result.  When the sort
+// heuristic gives it a range its child does not hold there (the paper's goal
+// 3 cannot always be met), the paper's reduce would move the result to it,
+// costing extra traffic below `branch`.  Here the result stays with the
+// participant under the same child: that child's share is the paper's, no
+// byte moves twice, and `owner` != `assigned` marks such subranges.
 struct FlexSubrange {
     int level = 0;                   // index into FlexLayout::levels
     int branch = -1;                 // topology vertex whose children combine
     Range range;                     // elements
     std::vector<int> participants;   // comm ranks, one per child of `branch`
     int owner = -1;                  // comm rank holding the result afterwards
+    int assigned = -1;               // the paper's owner (see above)
 };
 
 struct FlexLevel {
@@ -48,9 +54,10 @@ struct FlexLevel {
     // (end, then start, then rank), then along each leaf's new range.  Only
     // subranges that move data: no empty ones, none of a one-child branch.
     std::vector<FlexSubrange> subranges;
-    std::vector<Range> ranges;       // per rank: the range it owns after this level
+    std::vector<Range> ranges;               // per rank: the paper's range after this level
+    std::vector<std::vector<Range>> owned;   // per rank: what it really owns (see FlexSubrange)
     std::vector<int> calls;          // per rank: subranges it owns (reduce calls it roots)
-    std::vector<int> joins;          // per rank: subranges it takes part in or owns
+    std::vector<int> joins;          // per rank: subranges it takes part in
 };
 
 struct FlexLayout {
