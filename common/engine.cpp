@@ -42,18 +42,40 @@ Status Engine::setup(const std::vector<RankInfo>& ranks) {
         return Status::internal("setup: got " + std::to_string(ranks.size()) + " rank records for " +
                                 std::to_string(size_) + " ranks");
     TOPOAR_TRY(discover_topology(ranks, cfg_.discovery, &topology_));
+    // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
+    if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
+    std::vector<int> per_node;
+    for (int n : topology_.nodes_at(Level::node)) per_node.push_back(topology_.num_ranks_under(n));
+    shape_ = make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
     ready_ = true;
     return Status::ok();
 }
 
-Algorithm Engine::choose(std::size_t bytes) const {
-    if (cfg_.algorithm != Algorithm::automatic) return cfg_.algorithm;
+Algorithm Engine::builtin_choice(std::size_t bytes) const {
     return bytes <= cfg_.small_msg_bytes ? Algorithm::recursive_doubling : Algorithm::ring;
 }
 
-PlanOptions Engine::plan_options(std::size_t elem_size) const {
+Choice Engine::decide(std::size_t bytes, MemType mem) const {
+    Choice c;
+    if (cfg_.algorithm != Algorithm::automatic) {
+        c.algorithm = cfg_.algorithm;
+        c.origin = "forced";
+        return c;
+    }
+    c = rules_.lookup(bytes, shape_, mem);
+    if (!c.matched()) c.algorithm = builtin_choice(bytes);  // origin stays "default"
+    return c;
+}
+
+std::string Engine::last_origin() const {
+    if (!last_fell_through_) return last_choice_.origin;
+    return std::string(last_choice_.origin) + " (" + algorithm_name(last_choice_.algorithm) +
+           " unsupported here) -> default";
+}
+
+PlanOptions Engine::plan_options(std::size_t elem_size, std::size_t segment_bytes) const {
     PlanOptions o;
-    o.pipeline_elems = cfg_.segment_bytes ? std::max<std::size_t>(1, cfg_.segment_bytes / elem_size) : 0;
+    o.pipeline_elems = segment_bytes ? std::max<std::size_t>(1, segment_bytes / elem_size) : 0;
     o.num_trees = cfg_.num_trees;
     o.factors = cfg_.hring_factors;
     return o;
@@ -83,12 +105,13 @@ Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count,
     }
 }
 
-Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, const Plan** out) {
-    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size);
+Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
+                        const Plan** out) {
+    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes);
     auto it = plans_.find(key);
     if (it == plans_.end()) {
         auto plan = std::make_unique<Plan>();
-        TOPOAR_TRY(make_plan(alg, topology_, count, rank_, plan_options(elem_size), plan.get()));
+        TOPOAR_TRY(make_plan(alg, topology_, count, rank_, plan_options(elem_size, segment_bytes), plan.get()));
         if (plans_.size() >= kMaxCachedPlans) plans_.clear();
         it = plans_.emplace(key, std::move(plan)).first;
     }
@@ -99,15 +122,31 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
 Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
                          Reducer& reducer, Algorithm* used) {
     if (!ready_) return Status::internal("allreduce before setup");
-    Algorithm alg = choose(count * elem_size);
+    Choice choice = decide(count * elem_size, MemType::host);
+    last_choice_ = choice;
+    last_fell_through_ = false;
+    Algorithm alg = choice.algorithm;
+    std::size_t segment = choice.has_segment ? choice.segment_bytes : cfg_.segment_bytes;
     *used = alg;
     if (count == 0 || size_ == 1) return Status::ok();
     const Plan* plan = nullptr;
-    TOPOAR_TRY(plan_for(alg, count, elem_size, &plan));
+    Status s = plan_for(alg, count, elem_size, segment, &plan);
+    // A rule naming an algorithm this communicator cannot run falls through
+    // to the built-in choice.  Plans are pure functions of data all ranks
+    // share, so every rank takes the same way.
+    if (s.code() == Code::unsupported && cfg_.algorithm == Algorithm::automatic &&
+        std::string(choice.origin) != "default") {
+        alg = builtin_choice(count * elem_size);
+        segment = cfg_.segment_bytes;
+        *used = alg;
+        last_fell_through_ = true;
+        s = plan_for(alg, count, elem_size, segment, &plan);
+    }
+    TOPOAR_TRY(s);
     const RankSchedule& mine = plan->of(rank_);
     if (scratch_.size() < mine.scratch_elems * elem_size) scratch_.resize(mine.scratch_elems * elem_size);
-    std::size_t seg_elems = cfg_.segment_bytes / elem_size;
-    if (cfg_.segment_bytes && seg_elems == 0) seg_elems = 1;
+    std::size_t seg_elems = segment / elem_size;
+    if (segment && seg_elems == 0) seg_elems = 1;
     return executor_.run(mine, buf, scratch_.data(), elem_size, seg_elems, transport, reducer);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algorithm.hpp"
+#include "decision.hpp"
 #include "executor.hpp"
 #include "plan.hpp"
 #include "planners.hpp"
@@ -31,6 +32,8 @@ struct EngineConfig {
     DiscoveryOptions discovery;
     // Link default overrides, "BANDWIDTH[,LATENCY]"; empty keeps discovery's.
     std::string socket_link, node_link, rack_link, spine_link;
+    // Rules file (docs/rules-format.md) that auto consults first; "" = none.
+    std::string rules_file;
 };
 
 class Engine {
@@ -43,8 +46,18 @@ public:
     int size() const { return size_; }
     const Topology& topology() const { return topology_; }
 
-    // The algorithm that runs for a message of `bytes` bytes.
-    Algorithm choose(std::size_t bytes) const;
+    // The algorithm that runs for a message of `bytes` bytes (host memory).
+    Algorithm choose(std::size_t bytes) const { return decide(bytes, MemType::host).algorithm; }
+    // Selection order: the forced algorithm (origin "forced"), else the first
+    // matching rule of the rules file (origin "file:line", maybe with a
+    // segment size), else the built-in default (origin "default").
+    Choice decide(std::size_t bytes, MemType mem) const;
+    const DecisionTable& rules() const { return rules_; }
+    const CommShape& shape() const { return shape_; }
+    // What decided the most recent allreduce: decide()'s origin, or
+    // "FILE:LINE (ALG unsupported here) -> default" when a rule's algorithm
+    // could not plan on this communicator and the built-in choice ran.
+    std::string last_origin() const;
 
     // In-place all-reduce of buf (count elements of elem_size bytes).
     Status allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
@@ -55,17 +68,25 @@ public:
     static Status make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank,
                             const PlanOptions& opts, Plan* out);
     // The options the engine plans with for elements of elem_size bytes.
-    PlanOptions plan_options(std::size_t elem_size) const;
+    PlanOptions plan_options(std::size_t elem_size) const { return plan_options(elem_size, cfg_.segment_bytes); }
+    PlanOptions plan_options(std::size_t elem_size, std::size_t segment_bytes) const;
 
 private:
-    Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, const Plan** out);
+    Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
+                    const Plan** out);
+    Algorithm builtin_choice(std::size_t bytes) const;
 
     int rank_, size_;
     EngineConfig cfg_;
     bool ready_ = false;
     Topology topology_;
-    // Keyed by (algorithm, count, element size): segments are in elements.
-    std::map<std::tuple<int, std::size_t, std::size_t>, std::unique_ptr<Plan>> plans_;
+    DecisionTable rules_;
+    CommShape shape_;
+    Choice last_choice_;
+    bool last_fell_through_ = false;
+    // Keyed by (algorithm, count, element size, segment bytes): segments are
+    // in elements, and a rule may set its own segment size.
+    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t>, std::unique_ptr<Plan>> plans_;
     Executor executor_;
     std::vector<unsigned char> scratch_;
 };

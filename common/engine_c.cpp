@@ -20,6 +20,7 @@ struct topoar_engine {
     Engine engine;
     std::string error;
     std::string description;
+    std::string origin;  // topoar_engine_last_origin's buffer
     topoar_engine(int rank, int size, EngineConfig cfg) : engine(rank, size, std::move(cfg)) {}
 };
 
@@ -108,6 +109,7 @@ topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t*
         c.node_link = cfg->node_link ? cfg->node_link : "";
         c.rack_link = cfg->rack_link ? cfg->rack_link : "";
         c.spine_link = cfg->spine_link ? cfg->spine_link : "";
+        c.rules_file = cfg->rules_file ? cfg->rules_file : "";
         return new topoar_engine(rank, size, std::move(c));
     } catch (...) {
         return nullptr;
@@ -159,6 +161,15 @@ int topoar_engine_allreduce(topoar_engine_t* e, void* buf, size_t count, size_t 
 
 int topoar_engine_choose(const topoar_engine_t* e, size_t bytes) {
     return static_cast<int>(e->engine.choose(bytes));
+}
+
+const char* topoar_engine_last_origin(topoar_engine_t* e) {
+    try {
+        e->origin = e->engine.last_origin();
+    } catch (...) {
+        e->origin = "?";
+    }
+    return e->origin.c_str();
 }
 
 const char* topoar_engine_error(const topoar_engine_t* e) { return e->error.c_str(); }

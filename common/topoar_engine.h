@@ -62,6 +62,9 @@ typedef struct topoar_config {
      * "200Mbit,50us"; NULL or "" keeps the built-in default.  Checked by
      * topoar_engine_setup(). */
     const char *socket_link, *node_link, *rack_link, *spine_link;
+    /* Rules file for auto (docs/rules-format.md); NULL or "" = none.  Read
+     * by topoar_engine_setup(); a bad file fails it. */
+    const char *rules_file;
 } topoar_config_t;
 
 /* What each rank contributes to topology discovery (exchanged by allgather:
@@ -94,6 +97,11 @@ int topoar_engine_allreduce(topoar_engine_t *engine, void *buf, size_t count, si
 
 /* The algorithm auto would run for a message of `bytes` bytes. */
 int topoar_engine_choose(const topoar_engine_t *engine, size_t bytes);
+
+/* What decided the algorithm of the most recent allreduce: "forced",
+ * "default", a rule's "file:line", or "file:line (ALG unsupported here) ->
+ * default" (valid until the next call). */
+const char *topoar_engine_last_origin(topoar_engine_t *engine);
 
 /* The last error's message ("" if none). */
 const char *topoar_engine_error(const topoar_engine_t *engine);

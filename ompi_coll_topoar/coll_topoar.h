@@ -31,6 +31,7 @@ typedef struct mca_coll_topoar_component_t {
     char *topology_file;
     char *rack_file;
     char *socket_link, *node_link, *rack_link, *spine_link; /* "BW[,LAT]" */
+    char *rules_file;         /* decision rules for auto; NULL = none */
 
     int last_algorithm;       /* MPI_T: algorithm of the last call */
 } mca_coll_topoar_component_t;

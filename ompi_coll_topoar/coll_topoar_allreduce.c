@@ -73,8 +73,10 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
     topoar_rank_info_t mine, *all = NULL;
     const char *problem = NULL;
     int rc, first_failed;
+    /* MPI_T may have written any int since topoar_open checked it. */
+    int algorithm = (cm->algorithm >= 0 && cm->algorithm < TOPOAR_NUM_ALGS) ? cm->algorithm : TOPOAR_ALG_AUTO;
     topoar_config_t cfg = {
-        .algorithm = cm->algorithm,
+        .algorithm = algorithm,
         .segment_bytes = cm->segment_size,
         .small_msg_bytes = cm->small_msg_size,
         .topology_file = cm->topology_file,
@@ -83,6 +85,7 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
         .node_link = cm->node_link,
         .rack_link = cm->rack_link,
         .spine_link = cm->spine_link,
+        .rules_file = cm->rules_file,
     };
 
     topoar_local_rank_info(&mine);
@@ -179,8 +182,8 @@ static void log_choice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, s
     m->logged_classes |= 1ull << cls;
     if (mca_coll_topoar_component.verbose >= 50 ||
         (mca_coll_topoar_component.verbose >= 20 && 0 == ompi_comm_rank(comm) && first_of_class)) {
-        opal_output(0, "coll:topoar: %s: allreduce of %zu bytes (class 2^%d) -> %s", comm->c_name, bytes,
-                    cls, topoar_algorithm_name(alg));
+        opal_output(0, "coll:topoar: %s: allreduce of %zu bytes (class 2^%d) -> %s (%s)", comm->c_name, bytes,
+                    cls, topoar_algorithm_name(alg), topoar_engine_last_origin(m->engine));
     }
 }
 

@@ -150,8 +150,10 @@ static int topoar_register(void)
     (void) mca_base_component_var_register(
         c, "allreduce_algorithm",
         "Force one MPI_Allreduce algorithm (auto: choose per message size and topology). "
-        "Must be the same on all ranks.",
-        MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->algorithm);
+        "Must be the same on all ranks. Settable through MPI_T at run time (topoar_tune does): "
+        "applies to communicators set up afterwards.",
+        MCA_BASE_VAR_TYPE_INT, alg_enum, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+        &cm->algorithm);
     OBJ_RELEASE(alg_enum);
 
     (void) mca_base_component_var_register(
@@ -173,6 +175,13 @@ static int topoar_register(void)
     (void) mca_base_component_var_register(
         c, "rack_file", "Host-to-rack map: lines 'hostname rack [bw=.. lat=..]'",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_ALL, &cm->rack_file);
+
+    cm->rules_file = NULL;
+    (void) mca_base_component_var_register(
+        c, "rules_file",
+        "Decision rules for auto: message size, communicator shape and memory type -> algorithm "
+        "(format: docs/rules-format.md; topoar_tune writes one). Must be the same on all ranks.",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_ALL, &cm->rules_file);
 
     cm->socket_link = cm->node_link = cm->rack_link = cm->spine_link = NULL;
     (void) mca_base_component_var_register(

@@ -56,7 +56,7 @@ int usage_error(const std::string& msg) {
 }
 
 // "512K" -> 524288; plain decimal with an optional binary suffix.
-bool parse_size(const std::string& s, std::size_t* out) {
+bool parse_plain_size(const std::string& s, std::size_t* out) {
     if (s.empty() || s[0] < '0' || s[0] > '9') return false;
     char* end = nullptr;
     errno = 0;
@@ -219,12 +219,12 @@ int main(int argc, char** argv) {
         } else if (a == "--algorithm") {
             if (!value(&alg_name)) return usage_error("--algorithm needs a name");
         } else if (a == "--count") {
-            if (!value(&v) || !parse_size(v, &count)) return usage_error("--count needs a number of elements");
+            if (!value(&v) || !parse_plain_size(v, &count)) return usage_error("--count needs a number of elements");
         } else if (a == "--elem-size") {
-            if (!value(&v) || !parse_size(v, &elem_size) || elem_size == 0)
+            if (!value(&v) || !parse_plain_size(v, &elem_size) || elem_size == 0)
                 return usage_error("--elem-size needs a positive number of bytes");
         } else if (a == "--segment") {
-            if (!value(&v) || !parse_size(v, &segment)) return usage_error("--segment needs a size in bytes (512K, 0, ...)");
+            if (!value(&v) || !parse_plain_size(v, &segment)) return usage_error("--segment needs a size in bytes (512K, 0, ...)");
         } else if (a == "--trees") {
             if (!value(&v) || !parse_int(v, 0, 1 << 20, &trees)) return usage_error("--trees needs a number >= 0");
         } else if (a == "--factors") {
