@@ -4,6 +4,7 @@
 
 #include "planner_flex.hpp"
 #include "planner_hring.hpp"
+#include "planner_tree.hpp"
 #include "planners.hpp"
 #include "units.hpp"
 
@@ -94,8 +95,19 @@ Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count,
         return Status::ok();
     }
     case Algorithm::recursive_doubling:
+        // The latency algorithm.  Across hosts: reduce inside each host to a
+        // leader, exchange among leaders (recursive doubling or a tree,
+        // whichever takes fewer rounds), broadcast inside the host, so
+        // every slow link is crossed by one message per round.
+        if (topo.nodes_at(Level::node).size() > 1) {
+            TOPOAR_TRY(plan_leader_tree(topo, count, only_rank, opts, out));
+            out->algorithm = Algorithm::recursive_doubling;
+            return Status::ok();
+        }
         *out = plan_recursive_doubling(p, count, only_rank);
         return Status::ok();
+    case Algorithm::tree:
+        return plan_tree(topo, count, only_rank, opts, out);
     case Algorithm::flexreduce:
         return plan_flexreduce(topo, count, only_rank, opts, out);
     case Algorithm::hring:

@@ -38,25 +38,27 @@ TreeLayout layout_trees(const Topology& topo, int num_trees) {
     t.agg.assign(idx(K), std::vector<int>(idx(V), -1));
     if (V == 0) return t;
 
-    // use[k][v]: for how many levels above v the aggregator of v in tree k
+    // use[v][k]: for how many levels above v the aggregator of v in tree k
     // also aggregates (0: only v itself).  Trees with a larger use are
     // spread first, so the ranks that serve high levels (the roots above
     // all) rotate over the children as evenly as the others.
-    std::vector<std::vector<int>> use(idx(K), std::vector<int>(idx(V), 0));
+    std::vector<std::vector<int>> use(idx(V), std::vector<int>(idx(K), 0));  // [v][k]
     std::vector<int> order(idx(K));
     for (int v = 0; v < V; ++v) {  // preorder: a parent before its children
         const TopoNode& n = topo.node(v);
         if (n.is_leaf()) continue;
         const int m = static_cast<int>(n.children.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int a, int b) { return use[idx(a)][idx(v)] > use[idx(b)][idx(v)]; });
+        // Trees by decreasing use, then by k (a counting sort: use <= depth).
+        order.clear();
+        for (int u = topo.depth(); u >= 0; --u)
+            for (int k = 0; k < K; ++k)
+                if (use[idx(v)][idx(k)] == u) order.push_back(k);
         for (int pos = 0; pos < K; ++pos) {
             int k = order[idx(pos)];
             int c = pos % m;
             t.choice[idx(k)][idx(v)] = c;
             for (int i = 0; i < m; ++i)
-                use[idx(k)][idx(n.children[idx(i)])] = i == c ? use[idx(k)][idx(v)] + 1 : 0;
+                use[idx(n.children[idx(i)])][idx(k)] = i == c ? use[idx(v)][idx(k)] + 1 : 0;
         }
     }
     // Aggregators bottom-up: a region's aggregator is its chosen child's, so
@@ -71,14 +73,17 @@ TreeLayout layout_trees(const Topology& topo, int num_trees) {
 }
 
 double tree_bottleneck(const Topology& topo, const TreeLayout& t) {
-    // A message between a child's aggregator and its region's aggregator
-    // crosses the up-links of the chain of chosen descendants below the
-    // child and below the chosen child.  Reduce and broadcast use each such
-    // edge once per direction, so one number per edge is enough.
+    // A message from a child's aggregator to its region's aggregator goes up
+    // the up-links of the chain of chosen descendants below the child and
+    // down those below the chosen child.  The broadcast is the mirror image,
+    // so the reduce phase alone decides: the phase lasts as long as the
+    // busiest direction of the busiest edge needs.  (Summing both directions
+    // would call any K balanced for two hosts, yet the reduce phase then
+    // pushes 2M/3 up one host's link and M/3 up the other's.)
     const int V = topo.num_nodes();
-    std::vector<double> load(idx(V), 0.0);
+    std::vector<double> up(idx(V), 0.0), down(idx(V), 0.0);
     const double w = 1.0 / t.num_trees;
-    auto chain = [&](int k, int c) {
+    auto chain = [&](int k, int c, std::vector<double>& load) {
         for (int x = c;; x = topo.node(x).children[idx(t.choice[idx(k)][idx(x)])]) {
             load[idx(x)] += w;
             if (topo.node(x).is_leaf()) break;
@@ -91,47 +96,58 @@ double tree_bottleneck(const Topology& topo, const TreeLayout& t) {
             int chosen = n.children[idx(t.choice[idx(k)][idx(v)])];
             for (int c : n.children)
                 if (c != chosen) {
-                    chain(k, c);
-                    chain(k, chosen);
+                    chain(k, c, up);
+                    chain(k, chosen, down);
                 }
         }
     double worst = 0;
     for (int v = 0; v < V; ++v)
-        if (topo.node(v).parent >= 0) worst = std::max(worst, load[idx(v)] / bandwidth_of(topo.node(v)));
+        if (topo.node(v).parent >= 0)
+            worst = std::max(worst, std::max(up[idx(v)], down[idx(v)]) / bandwidth_of(topo.node(v)));
     return worst;
 }
 
 int default_num_trees(const Topology& topo) {
-    constexpr int kMaxTrees = 256;
-    // Work bound for the search (edge visits), so planning stays in the
-    // millisecond range for thousands of ranks.
-    constexpr double kMaxWork = 2e7;
-    int maxfan = 1;
-    long long lcm = 1;
+    constexpr long long kMaxTrees = 256;
+    // Work bound for the search (edge visits of tree_bottleneck), so that
+    // planning stays in the millisecond range for thousands of ranks.
+    constexpr double kMaxWork = 3e6;
+    long long maxfan = 1, maxhost = 1, lcm = 1;
     for (const auto& n : topo.nodes()) {
-        int m = static_cast<int>(n.children.size());
+        long long m = static_cast<long long>(n.children.size());
         if (m == 0) continue;
         maxfan = std::max(maxfan, m);
-        if (lcm <= kMaxTrees) lcm = lcm / std::gcd(lcm, static_cast<long long>(m)) * m;
+        if (n.level == Level::node) maxhost = std::max(maxhost, m);
+        if (lcm <= kMaxTrees) lcm = lcm / std::gcd(lcm, m) * m;
     }
     maxfan = std::min(maxfan, kMaxTrees);
-    std::vector<int> cand;
-    for (int k = maxfan; k <= std::min(2 * maxfan, kMaxTrees); ++k) cand.push_back(k);
-    if (lcm > 2 * maxfan && lcm <= kMaxTrees) cand.push_back(static_cast<int>(lcm));
+    // Candidates: the largest fan-out (every vertex can give each child a
+    // tree), a few above it, its multiples, and the counts that make every
+    // level's round-robin exact.
+    const long long root_fan = static_cast<long long>(topo.node(topo.root()).children.size());
+    std::vector<long long> cand;
+    for (long long k = maxfan; k <= maxfan + 3; ++k) cand.push_back(k);
+    for (long long j = 2; j <= 4; ++j) cand.push_back(j * maxfan);
+    cand.push_back(lcm);
+    cand.push_back(root_fan / std::gcd(root_fan, maxhost) * maxhost);
+    std::sort(cand.begin(), cand.end());
+    cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+    cand.erase(std::remove_if(cand.begin(), cand.end(), [&](long long k) { return k > kMaxTrees; }), cand.end());
+    if (cand.size() <= 1) return static_cast<int>(maxfan);
 
     const double per_tree = static_cast<double>(topo.num_nodes()) * (topo.depth() + 1);
     std::vector<std::pair<int, double>> scored;
     double work = 0, best = 0;
-    for (int k : cand) {
-        if (!scored.empty() && work + per_tree * k > kMaxWork) continue;
-        work += per_tree * k;
-        double cost = tree_bottleneck(topo, layout_trees(topo, k));
-        scored.emplace_back(k, cost);
+    for (long long k : cand) {
+        if (!scored.empty() && work + per_tree * static_cast<double>(k) > kMaxWork) break;
+        work += per_tree * static_cast<double>(k);
+        double cost = tree_bottleneck(topo, layout_trees(topo, static_cast<int>(k)));
+        scored.emplace_back(static_cast<int>(k), cost);
         if (scored.size() == 1 || cost < best) best = cost;
     }
     for (const auto& s : scored)
         if (s.second <= best * 1.01) return s.first;
-    return maxfan;
+    return static_cast<int>(maxfan);
 }
 
 Status plan_tree(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out) {
@@ -143,7 +159,30 @@ Status plan_tree(const Topology& topo, std::size_t count, int only_rank, const P
     const TreeLayout t = layout_trees(topo, K);
     const int H = t.height[idx(topo.root())];
 
-    PlanBuilder b(Algorithm::tree, p, count, only_rank);
+    // A rank only takes part at the vertices above it (as their aggregator
+    // or as a child's), so a single rank's plan walks just its path; the
+    // order of the transfers it keeps is the same as in the full plan.
+    std::vector<int> vertices;
+    if (only_rank >= 0) {
+        vertices = topo.path_to_root(only_rank);
+        std::sort(vertices.begin(), vertices.end());
+    } else {
+        vertices.resize(idx(topo.num_nodes()));
+        std::iota(vertices.begin(), vertices.end(), 0);
+    }
+
+    // Transfers are collected first: when one rank sends several slices to
+    // the same aggregator in the same round (K larger than the fan-out) and
+    // the slices are adjacent, they travel as one message.
+    struct Xfer {
+        int round, src, dst;
+        OpKind kind;
+        std::size_t off, len;
+    };
+    std::vector<Xfer> xfers;
+    auto add = [&](int round, int src, int dst, OpKind kind, std::size_t off, std::size_t len) {
+        if (only_rank < 0 || src == only_rank || dst == only_rank) xfers.push_back({round, src, dst, kind, off, len});
+    };
     for (int k = 0; k < K; ++k) {
         const Range slice = split_range(count, static_cast<std::size_t>(K), static_cast<std::size_t>(k));
         if (slice.count == 0) continue;
@@ -154,25 +193,41 @@ Status plan_tree(const Topology& topo, std::size_t count, int only_rank, const P
             const std::size_t off = slice.offset + s * seg;
             const std::size_t len = std::min(seg, slice.count - s * seg);
             const int si = static_cast<int>(s);
-            for (int v = 0; v < topo.num_nodes(); ++v) {
+            for (int v : vertices) {
                 const TopoNode& n = topo.node(v);
                 if (n.is_leaf()) continue;
                 const int h = t.height[idx(v)];
                 const int chosen = n.children[idx(t.choice[idx(k)][idx(v)])];
-                // Reduce: the other children's partials (complete by round
-                // h-2+s at the latest) go to the aggregator in child order.
-                for (int c : n.children)
-                    if (c != chosen)
-                        b.transfer(h - 1 + si, agg[idx(c)], agg[idx(v)], off, len, OpKind::recv_reduce,
-                                   Operand::incoming_first);
-                // Broadcast: the region's final segment goes back to the
-                // other children's aggregators one round after the level
-                // above delivered it.
-                for (int c : n.children)
-                    if (c != chosen)
-                        b.transfer(H + (H - h) + si, agg[idx(v)], agg[idx(c)], off, len, OpKind::recv_copy);
+                for (int c : n.children) {
+                    if (c == chosen) continue;
+                    // Reduce: the other children's partials (complete by
+                    // round h-2+s at the latest) go to the aggregator.
+                    add(h - 1 + si, agg[idx(c)], agg[idx(v)], OpKind::recv_reduce, off, len);
+                    // Broadcast: the region's final segment goes back one
+                    // round after the level above delivered it.
+                    add(H + (H - h) + si, agg[idx(v)], agg[idx(c)], OpKind::recv_copy, off, len);
+                }
             }
         }
+    }
+    // One canonical order, the same for a full plan and for one rank's: per
+    // round and pair by offset.  An aggregator therefore adds its children's
+    // partials in the order of their aggregators' ranks, incoming operand
+    // first: a fixed expression tree per element.
+    std::sort(xfers.begin(), xfers.end(), [](const Xfer& a, const Xfer& b) {
+        if (a.round != b.round) return a.round < b.round;
+        if (a.src != b.src) return a.src < b.src;
+        if (a.dst != b.dst) return a.dst < b.dst;
+        if (a.kind != b.kind) return a.kind < b.kind;
+        return a.off < b.off;
+    });
+    PlanBuilder b(Algorithm::tree, p, count, only_rank);
+    for (std::size_t i = 0; i < xfers.size();) {
+        Xfer x = xfers[i++];
+        while (i < xfers.size() && xfers[i].round == x.round && xfers[i].src == x.src && xfers[i].dst == x.dst &&
+               xfers[i].kind == x.kind && xfers[i].off == x.off + x.len)
+            x.len += xfers[i++].len;
+        b.transfer(x.round, x.src, x.dst, x.off, x.len, x.kind, Operand::incoming_first);
     }
     *out = b.finish();
     return Status::ok();

@@ -17,16 +17,17 @@
 // alpha-beta optimum of a two-level all-reduce, and every rank of a host
 // aggregates an equal share.
 //
-// Example: hosts a = {0,1}, b = {2,3,4}; K = 6, slice k = [k*M/6, (k+1)*M/6).
+// Example: hosts a = {0,1}, b = {2,3,4}; K = 4 (the default here), slice
+// Sk = split_range(M, 4, k); roots: S0 on 0, S1 on 2, S2 on 1, S3 on 3.
 //
-//   reduce, round 0 (host level)        reduce, round 1 (root level)
-//     tree 0: 1 -> 0      3,4 -> 2        tree 0: 2 -> 0   (0 is tree 0's root)
-//     tree 1: 0 -> 1      2,4 -> 3        tree 1: 1 -> 3   (3 is tree 1's root)
-//     ...  every rank sends its slice      ...  one partial per host and tree
-//          to its host's aggregator             crosses the host uplink
-//   broadcast, round 2 (root level)     broadcast, round 3 (host level)
-//     tree 0: 0 -> 2                      tree 0: 0 -> 1   2 -> 3,4
-//     tree 1: 3 -> 1                      tree 1: 1 -> 0   3 -> 2,4
+//   reduce, round 0 (host level)           reduce, round 1 (root level)
+//     a: S0,S1: 1 -> 0   S2,S3: 0 -> 1       S0: 4 -> 0     S1: 0 -> 2
+//     b: S0: 2,3 -> 4    S1,S2: 3,4 -> 2     S2: 2 -> 1     S3: 1 -> 3
+//        S3: 2,4 -> 3
+//   broadcast, round 2 (root level)        broadcast, round 3 (host level)
+//     S0: 0 -> 4     S1: 2 -> 0              the mirror image of round 0
+//     S2: 1 -> 2     S3: 3 -> 1
+//   In each of rounds 1 and 2 a host uplink carries M/2 up and M/2 down.
 //
 // Rounds: a region of height h (hosts 1, racks 2, ...) reduces in round h-1
 // and broadcasts in round H + (H - h), H = height of the topology; with
@@ -78,9 +79,10 @@ struct TreeLayout {
 // roots rotate too), then the others.
 TreeLayout layout_trees(const Topology& topo, int num_trees);
 
-// Bottleneck of one all-reduce of 1 byte with the given layout: the largest
-// (bytes on an edge in one direction) / (edge bandwidth), in seconds, over
-// all edges, with equal slices.  Unknown bandwidths use LinkDefaults.
+// Modelled time of the reduce phase of an all-reduce of 1 byte with this
+// layout (the broadcast mirrors it): the largest (bytes one direction of an
+// edge carries) / (edge bandwidth), in seconds, over all edges and both
+// directions, with equal slices.  Unknown bandwidths use LinkDefaults.
 double tree_bottleneck(const Topology& topo, const TreeLayout& layout);
 
 // The planner's choice of K when PlanOptions::num_trees is 0: the smallest
@@ -95,9 +97,8 @@ Status plan_tree(const Topology& topo, std::size_t count, int only_rank, const P
 
 // How the host leaders of plan_leader_tree combine their partial results.
 enum class LeaderExchange {
-    // Whichever of the two takes fewer rounds for N leaders, reduce_bcast
-    // on a tie (N = 2 and N >= 5 except 5 .. 8 with radix 4 give RD? see
-    // leader_exchange_rounds; the rule is only "fewer rounds").
+    // recursive_doubling when it takes fewer rounds than reduce_bcast
+    // (radix 4: N = 2, 8, 32, ... leaders), else reduce_bcast.
     automatic,
     // k-nomial reduce to the first leader, then k-nomial broadcast: every
     // element reduced exactly once (final_reducers == 1).

@@ -104,8 +104,13 @@ class Config:
         self.failed = None   # reason of the first failure
         self.warnings = []
 
-    def expand(self, prefix):
-        text = self.args_template.replace("{topoar}", TOPOAR_ARGS)
+    def expand(self, prefix, on_cluster=False):
+        topoar = TOPOAR_ARGS
+        if on_cluster:
+            # topoar-cluster replaces @RACKFILE@ with the cluster's rack
+            # file (hosts, racks and the shaped link rates).
+            topoar += " --mca coll_topoar_rack_file @RACKFILE@"
+        text = self.args_template.replace("{topoar}", topoar)
         text = text.replace("{ompi_dir}", OMPI_COMPONENT_DIR)
         text = text.replace("{prefix}", prefix)
         self.args = shlex.split(text)
@@ -181,7 +186,7 @@ def select_configs(args):
     if not chosen:
         sys.exit("no configurations selected")
     for c in chosen:
-        c.expand(args.prefix)
+        c.expand(args.prefix, on_cluster=bool(args.cluster))
     return chosen
 
 
