@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <queue>
+#include <cstring>
 #include <sstream>
 #include <utility>
 
@@ -35,20 +35,74 @@ private:
     std::size_t head_ = 0;
 };
 
-enum EventType : std::uint8_t { kFlowEnd, kDeliver, kRoundEnd };
+// Two kinds of events move the simulation: a flow has drained its bytes, a
+// rank's round is over.  (A message's arrival needs no event of its own: the
+// round end it may complete is computed from it and scheduled.)  Events are
+// 16 bytes; ties pop in an order fixed by the push sequence, so a prediction
+// is deterministic.
+enum EventType : std::uint32_t { kFlowEnd, kRoundEnd };
 
 struct Event {
     double time;
-    std::uint64_t seq;  // ties broken by creation order: deterministic
-    EventType type;
-    int id;
-    std::uint32_t version;
+    std::uint32_t id;
+    std::uint32_t tag;  // type in bit 0, flow version above
 };
 
-struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-        return a.time > b.time || (a.time == b.time && a.seq > b.seq);
+// A monotone priority queue (radix heap): events are never scheduled before
+// the last one taken out, so the queue keeps them in 65 buckets by the
+// highest bit in which their time differs from that last time (non-negative
+// doubles order like their bit patterns).  Cheaper than a binary heap at
+// millions of events; equal times come out together, in an order fixed by
+// the push sequence.
+class EventQueue {
+public:
+    bool empty() const { return size_ == 0; }
+    void push(Event e) {
+        ++size_;
+        std::uint64_t k = key(e.time);
+        if (k < last_) {  // never scheduled in the past; rounding: treat as now
+            k = last_;
+            std::memcpy(&e.time, &k, sizeof k);
+        }
+        buckets_[bucket(k)].push_back(e);
     }
+    // Time of the earliest event; the queue must not be empty.  Advances the
+    // queue's clock: nothing earlier may be pushed afterwards.
+    double min_time() {
+        refill();
+        return buckets_[0].back().time;
+    }
+    // Whether an event at the current clock (the last min_time()) is left.
+    bool has_now() const { return !buckets_[0].empty(); }
+    Event pop() {
+        refill();
+        Event e = buckets_[0].back();
+        buckets_[0].pop_back();
+        --size_;
+        return e;
+    }
+
+private:
+    static std::uint64_t key(double t) {
+        std::uint64_t k;
+        std::memcpy(&k, &t, sizeof k);
+        return k;
+    }
+    int bucket(std::uint64_t k) const { return k == last_ ? 0 : 64 - __builtin_clzll(k ^ last_); }
+    void refill() {
+        if (!buckets_[0].empty()) return;
+        int i = 1;
+        while (buckets_[i].empty()) ++i;
+        std::uint64_t lo = UINT64_MAX;
+        for (const Event& e : buckets_[i]) lo = std::min(lo, key(e.time));
+        last_ = lo;
+        for (const Event& e : buckets_[i]) buckets_[bucket(key(e.time))].push_back(e);
+        buckets_[i].clear();
+    }
+
+    std::vector<Event> buckets_[65];
+    std::uint64_t last_ = 0;
+    std::size_t size_ = 0;
 };
 
 // One message (one executor segment).
@@ -78,8 +132,9 @@ struct Flow {
     double remaining = 0;  // bytes left at time `last`
     double rate = 0;       // bytes per second since `last`
     double last = 0;
-    std::uint32_t version = 0;
-    std::vector<int> pos;  // index in active[link] for each of box.links
+    std::uint32_t version = 0;  // 31 bits used
+    std::vector<int> links;  // the box's limited links, copied here for locality
+    std::vector<int> pos;    // index in active[link] for each of links
 };
 
 // A posted receive of the current round.
@@ -113,7 +168,7 @@ private:
     int box_of(int src, int dst);
     int new_msg();
     void push(double t, EventType type, int id, std::uint32_t version = 0) {
-        heap_.push(Event{t, seq_++, type, id, version});
+        heap_.push(Event{t, static_cast<std::uint32_t>(id), (version << 1) | type});
     }
     void start_round(int r, double t);
     void post_recv(int r, int box, int slot, double t);
@@ -122,6 +177,7 @@ private:
     void start_flow(int msg, double t);
     void end_flow(int flow, double t);
     void deliver(int msg, double t);
+    void set_rate(int flow, double rate, double t);
     void check_progress(int r);
     void mark_dirty(int link) {
         if (dirty_stamp_[static_cast<std::size_t>(link)] != dirty_epoch_) {
@@ -156,8 +212,7 @@ private:
     std::vector<double> new_rate_;
     std::vector<RankState> ranks_;
 
-    std::priority_queue<Event, std::vector<Event>, Later> heap_;
-    std::uint64_t seq_ = 0;
+    EventQueue heap_;
 
     std::vector<int> comp_links_, comp_flows_, stack_;
     std::size_t messages_ = 0, events_ = 0, rate_updates_ = 0;
@@ -281,8 +336,8 @@ void Simulation::post_recv(int r, int box_id, int slot, double t) {
     Msg& msg = msgs_[static_cast<std::size_t>(m)];
     msg.matched = true;
     msg.slot = slot;
-    if (msg.delivered >= 0) {  // arrived early (eager): it is there now
-        ranks_[static_cast<std::size_t>(r)].slots[static_cast<std::size_t>(slot)].arrived = t;
+    if (msg.delivered >= 0) {  // sent eagerly before the receive was posted
+        ranks_[static_cast<std::size_t>(r)].slots[static_cast<std::size_t>(slot)].arrived = std::max(t, msg.delivered);
         free_msgs_.push_back(m);
         return;
     }
@@ -340,26 +395,43 @@ void Simulation::start_flow(int m, double t) {
     fl.remaining = msg.bytes;
     fl.rate = 0;
     fl.last = t;
-    ++fl.version;
+    fl.version = (fl.version + 1) & 0x7fffffffu;
+    fl.links.assign(b.links.begin(), b.links.end());
     fl.pos.resize(b.links.size());
+    // Alone on all its links (the common case: a ring's hops, a host's
+    // single uplink flow): its rate is the bottleneck, no sharing to solve.
+    bool alone = true;
+    double bottleneck = kInf;
     for (std::size_t i = 0; i < b.links.size(); ++i) {
         auto& act = active_[static_cast<std::size_t>(b.links[i])];
+        if (!act.empty()) alone = false;
+        bottleneck = std::min(bottleneck, cap_[static_cast<std::size_t>(b.links[i])]);
         fl.pos[i] = static_cast<int>(act.size());
         act.push_back(f);
-        mark_dirty(b.links[i]);
     }
-    if (b.links.empty()) {  // nothing limits it: drained at once
-        fl.rate = kInf;
-        push(t, kFlowEnd, f, fl.version);
+    if (alone) {
+        set_rate(f, bottleneck, t);  // infinite for a path without limits
+        return;
     }
+    for (int l : b.links) mark_dirty(l);
+}
+
+void Simulation::set_rate(int f, double rate, double t) {
+    Flow& fl = flows_[static_cast<std::size_t>(f)];
+    if (fl.rate > 0 && t > fl.last) fl.remaining = std::max(0.0, fl.remaining - fl.rate * (t - fl.last));
+    fl.last = t;
+    fl.rate = rate;
+    fl.version = (fl.version + 1) & 0x7fffffffu;
+    ++rate_updates_;
+    double finish = rate > 0 ? t + fl.remaining / rate : kInf;
+    push(finish, kFlowEnd, f, fl.version);
 }
 
 void Simulation::end_flow(int f, double t) {
     Flow& fl = flows_[static_cast<std::size_t>(f)];
     const int box_id = fl.box;
-    const Box& b = boxes_[static_cast<std::size_t>(box_id)];
-    for (std::size_t i = 0; i < b.links.size(); ++i) {
-        int l = b.links[i];
+    for (std::size_t i = 0; i < fl.links.size(); ++i) {
+        int l = fl.links[i];
         auto& act = active_[static_cast<std::size_t>(l)];
         int idx = fl.pos[i];
         int moved = act.back();
@@ -367,17 +439,16 @@ void Simulation::end_flow(int f, double t) {
         act.pop_back();
         if (moved != f) {
             Flow& mf = flows_[static_cast<std::size_t>(moved)];
-            const Box& mb = boxes_[static_cast<std::size_t>(mf.box)];
-            for (std::size_t j = 0; j < mb.links.size(); ++j)
-                if (mb.links[j] == l) {
+            for (std::size_t j = 0; j < mf.links.size(); ++j)
+                if (mf.links[j] == l) {
                     mf.pos[j] = idx;
                     break;
                 }
         }
-        mark_dirty(l);
+        if (!act.empty()) mark_dirty(l);  // the others may speed up
     }
     const int m = fl.msg;
-    ++fl.version;  // stale events of this flow are ignored
+    fl.version = (fl.version + 1) & 0x7fffffffu;  // stale events of this flow are ignored
     fl.msg = -1;
     free_flows_.push_back(f);
 
@@ -387,11 +458,13 @@ void Simulation::end_flow(int f, double t) {
     RankState& sender = ranks_[static_cast<std::size_t>(bx.src)];
     --sender.sends_left;
     sender.last_send_done = std::max(sender.last_send_done, t);
-    push(t + bx.latency, kDeliver, m);
+    deliver(m, t + bx.latency);
     try_start_wire(box_id, t);
     check_progress(bx.src);
 }
 
+// Message m arrives at time t (in the future of the simulation clock: only
+// the receiver's round end depends on it, and that is scheduled).
 void Simulation::deliver(int m, double t) {
     Msg& msg = msgs_[static_cast<std::size_t>(m)];
     if (!msg.matched) {
@@ -443,7 +516,7 @@ void Simulation::recompute_rates(double t) {
             if (flow_stamp_[static_cast<std::size_t>(f)] == bfs_epoch_) continue;
             flow_stamp_[static_cast<std::size_t>(f)] = bfs_epoch_;
             comp_flows_.push_back(f);
-            for (int m : boxes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(f)].box)].links)
+            for (int m : flows_[static_cast<std::size_t>(f)].links)
                 if (link_stamp_[static_cast<std::size_t>(m)] != bfs_epoch_) {
                     link_stamp_[static_cast<std::size_t>(m)] = bfs_epoch_;
                     stack_.push_back(m);
@@ -483,7 +556,7 @@ void Simulation::recompute_rates(double t) {
                 if (new_rate_[static_cast<std::size_t>(f)] >= 0) continue;
                 new_rate_[static_cast<std::size_t>(f)] = best;
                 --left;
-                for (int m : boxes_[static_cast<std::size_t>(flows_[static_cast<std::size_t>(f)].box)].links) {
+                for (int m : flows_[static_cast<std::size_t>(f)].links) {
                     rem_[static_cast<std::size_t>(m)] = std::max(0.0, rem_[static_cast<std::size_t>(m)] - best);
                     --cnt_[static_cast<std::size_t>(m)];
                 }
@@ -491,17 +564,9 @@ void Simulation::recompute_rates(double t) {
         }
     }
     for (int f : comp_flows_) {
-        Flow& fl = flows_[static_cast<std::size_t>(f)];
         double nr = new_rate_[static_cast<std::size_t>(f)];
-        if (nr < 0) nr = kInf;  // cannot happen: every flow has a finite link
-        if (nr == fl.rate) continue;
-        if (fl.rate > 0 && t > fl.last) fl.remaining = std::max(0.0, fl.remaining - fl.rate * (t - fl.last));
-        fl.last = t;
-        fl.rate = nr;
-        ++fl.version;
-        ++rate_updates_;
-        double finish = nr > 0 ? t + fl.remaining / nr : kInf;
-        push(finish, kFlowEnd, f, fl.version);
+        if (nr < 0) nr = kInf;  // cannot happen: every flow here has a finite link
+        if (nr != flows_[static_cast<std::size_t>(f)].rate) set_rate(f, nr, t);
     }
 }
 
@@ -536,32 +601,23 @@ Status Simulation::run(Prediction* out) {
     double now = 0;
     recompute_rates(now);  // the flows of everybody's first round
     while (!heap_.empty()) {
-        now = std::max(now, heap_.top().time);
+        now = heap_.min_time();
         // Everything that happens at this instant, then one rate update.
-        while (!heap_.empty() && heap_.top().time <= now) {
-            Event e = heap_.top();
-            heap_.pop();
-            switch (e.type) {
-            case kFlowEnd:
-                if (flows_[static_cast<std::size_t>(e.id)].version != e.version) continue;
+        while (heap_.has_now()) {
+            Event e = heap_.pop();
+            const int id = static_cast<int>(e.id);
+            if ((e.tag & 1) == kFlowEnd) {
+                if (flows_[e.id].version != (e.tag >> 1)) continue;  // superseded by a rate change
                 ++events_;
-                end_flow(e.id, now);
-                break;
-            case kDeliver:
+                end_flow(id, now);
+            } else {
                 ++events_;
-                deliver(e.id, now);
-                break;
-            case kRoundEnd: {
-                ++events_;
-                RankState& s = ranks_[static_cast<std::size_t>(e.id)];
-                out->rank_time[static_cast<std::size_t>(e.id)] = now;
-                if (++s.round < plan_.ranks[static_cast<std::size_t>(e.id)].rounds.size()) {
-                    start_round(e.id, now);
-                } else {
+                RankState& s = ranks_[e.id];
+                out->rank_time[e.id] = now;
+                if (++s.round < plan_.ranks[e.id].rounds.size())
+                    start_round(id, now);
+                else
                     s.done = true;
-                }
-                break;
-            }
             }
         }
         recompute_rates(now);

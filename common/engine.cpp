@@ -74,9 +74,9 @@ std::string Engine::last_origin() const {
            " unsupported here) -> default";
 }
 
-PlanOptions Engine::plan_options(std::size_t elem_size, std::size_t segment_bytes) const {
+PlanOptions Engine::plan_options(std::size_t elem_size) const {
     PlanOptions o;
-    o.pipeline_elems = segment_bytes ? std::max<std::size_t>(1, segment_bytes / elem_size) : 0;
+    o.pipeline_elems = cfg_.pipeline_bytes ? std::max<std::size_t>(1, cfg_.pipeline_bytes / elem_size) : 0;
     o.num_trees = cfg_.num_trees;
     o.factors = cfg_.hring_factors;
     return o;
@@ -118,14 +118,18 @@ Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count,
 }
 
 Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
-                        const Plan** out) {
+                        const Prepared** out) {
     auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes);
     auto it = plans_.find(key);
     if (it == plans_.end()) {
-        auto plan = std::make_unique<Plan>();
-        TOPOAR_TRY(make_plan(alg, topology_, count, rank_, plan_options(elem_size, segment_bytes), plan.get()));
+        auto prepared = std::make_unique<Prepared>();
+        PlanOptions opts = plan_options(elem_size);
+        TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
+        std::size_t seg_elems = segment_bytes / elem_size;
+        if (segment_bytes && seg_elems == 0) seg_elems = 1;
+        prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size);
         if (plans_.size() >= kMaxCachedPlans) plans_.clear();
-        it = plans_.emplace(key, std::move(plan)).first;
+        it = plans_.emplace(key, std::move(prepared)).first;
     }
     *out = it->second.get();
     return Status::ok();
@@ -141,7 +145,7 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
     std::size_t segment = choice.has_segment ? choice.segment_bytes : cfg_.segment_bytes;
     *used = alg;
     if (count == 0 || size_ == 1) return Status::ok();
-    const Plan* plan = nullptr;
+    const Prepared* plan = nullptr;
     Status s = plan_for(alg, count, elem_size, segment, &plan);
     // A rule naming an algorithm this communicator cannot run falls through
     // to the built-in choice.  Plans are pure functions of data all ranks
@@ -155,11 +159,9 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
         s = plan_for(alg, count, elem_size, segment, &plan);
     }
     TOPOAR_TRY(s);
-    const RankSchedule& mine = plan->of(rank_);
-    if (scratch_.size() < mine.scratch_elems * elem_size) scratch_.resize(mine.scratch_elems * elem_size);
-    std::size_t seg_elems = segment / elem_size;
-    if (segment && seg_elems == 0) seg_elems = 1;
-    return executor_.run(mine, buf, scratch_.data(), elem_size, seg_elems, transport, reducer);
+    const ExecProgram& program = plan->program;
+    if (scratch_.size() < program.scratch_elems * elem_size) scratch_.resize(program.scratch_elems * elem_size);
+    return executor_.run(program, buf, scratch_.data(), elem_size, transport, reducer);
 }
 
 }  // namespace topoar

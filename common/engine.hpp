@@ -25,7 +25,14 @@ namespace topoar {
 
 struct EngineConfig {
     Algorithm algorithm = Algorithm::automatic;
-    std::size_t segment_bytes = 512 * 1024;
+    // Largest message the executor sends (operations are cut into steps of
+    // this size and flow step by step).  At or below the TCP BTL's eager
+    // limit (64 KiB) no message waits for a rendezvous handshake, which
+    // behind a full switch queue costs a queueing delay each.
+    std::size_t segment_bytes = 32 * 1024;
+    // Pipelining unit planners build into their rounds (0: none; the
+    // executor's step-wise dataflow already pipelines chains and trees).
+    std::size_t pipeline_bytes = 32 * 1024;
     std::size_t small_msg_bytes = 4096;
     int num_trees = 0;              // aggregation trees (0: planner's choice)
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
@@ -68,12 +75,16 @@ public:
     static Status make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank,
                             const PlanOptions& opts, Plan* out);
     // The options the engine plans with for elements of elem_size bytes.
-    PlanOptions plan_options(std::size_t elem_size) const { return plan_options(elem_size, cfg_.segment_bytes); }
-    PlanOptions plan_options(std::size_t elem_size, std::size_t segment_bytes) const;
+    PlanOptions plan_options(std::size_t elem_size) const;
 
 private:
+    // A plan with this rank's schedule compiled for the executor.
+    struct Prepared {
+        Plan plan;
+        ExecProgram program;
+    };
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
-                    const Plan** out);
+                    const Prepared** out);
     Algorithm builtin_choice(std::size_t bytes) const;
 
     int rank_, size_;
@@ -86,7 +97,7 @@ private:
     bool last_fell_through_ = false;
     // Keyed by (algorithm, count, element size, segment bytes): segments are
     // in elements, and a rule may set its own segment size.
-    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t>, std::unique_ptr<Plan>> plans_;
+    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t>, std::unique_ptr<Prepared>> plans_;
     Executor executor_;
     std::vector<unsigned char> scratch_;
 };

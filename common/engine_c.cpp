@@ -52,6 +52,13 @@ public:
         return check(t_.irecv(t_.ctx, buf, bytes, peer, req), "irecv", peer);
     }
     Status wait(Request* req) override { return check(t_.wait(t_.ctx, req), "wait", -1); }
+    Status test(Request* req, bool* done) override {
+        int flag = 0;
+        Status s = check(t_.test(t_.ctx, req, &flag), "test", -1);
+        *done = flag != 0;
+        return s;
+    }
+    void progress() override { t_.progress(t_.ctx); }
 
 private:
     static Status check(int rc, const char* what, int peer) {
@@ -102,6 +109,7 @@ topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t*
         EngineConfig c;
         c.algorithm = static_cast<Algorithm>(cfg->algorithm);
         c.segment_bytes = cfg->segment_bytes;
+        c.pipeline_bytes = cfg->pipeline_bytes;
         c.small_msg_bytes = cfg->small_msg_bytes;
         if (cfg->topology_file) c.discovery.topology_file = cfg->topology_file;
         if (cfg->rack_file) c.discovery.rack_file = cfg->rack_file;

@@ -6,80 +6,164 @@
 namespace topoar {
 
 namespace {
+
 // The PML takes an int count of bytes: keep every message well below 2 GiB.
 constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 30;
+
+bool overlap(const ExecProgram::Step& a, const ExecProgram::Step& b) {
+    return a.offset < b.offset + b.count && b.offset < a.offset + a.count;
+}
+
+bool is_recv(OpKind k) { return k != OpKind::send; }
+
 }  // namespace
 
-Status Executor::run(const RankSchedule& schedule, void* buf_v, void* scratch_v, std::size_t elem_size,
-                     std::size_t segment_elems, Transport& transport, Reducer& reducer) {
+ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size) {
+    ExecProgram prog;
+    std::size_t seg = segment_elems ? segment_elems : SIZE_MAX;
+    seg = std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / std::max<std::size_t>(1, elem_size)));
+
+    // Steps, and the largest amount any one round receives.
+    std::size_t max_round_recv = 0;
+    const int nrounds = static_cast<int>(schedule.rounds.size());
+    std::vector<std::size_t> round_recv(static_cast<std::size_t>(nrounds), 0);
+    for (int r = 0; r < nrounds; ++r) {
+        prog.round_begin.push_back(prog.steps.size());
+        for (const Op& op : schedule.rounds[static_cast<std::size_t>(r)].ops)
+            for (std::size_t done = 0; done < op.count; done += seg) {
+                ExecProgram::Step s;
+                s.kind = op.kind;
+                s.order = op.order;
+                s.peer = op.peer;
+                s.round = r;
+                s.offset = op.offset + done;
+                s.count = std::min(seg, op.count - done);
+                if (is_recv(s.kind)) {
+                    s.slot = round_recv[static_cast<std::size_t>(r)];
+                    round_recv[static_cast<std::size_t>(r)] += s.count;
+                }
+                prog.steps.push_back(std::move(s));
+            }
+        max_round_recv = std::max(max_round_recv, round_recv[static_cast<std::size_t>(r)]);
+    }
+    prog.round_begin.push_back(prog.steps.size());
+
+    // Scratch: one band per round of the window; round r uses band r % W.
+    const std::size_t bands = static_cast<std::size_t>(std::min(nrounds, kWindowRounds));
+    prog.scratch_elems = bands * max_round_recv;
+    for (auto& s : prog.steps)
+        if (is_recv(s.kind)) s.slot += static_cast<std::size_t>(s.round % kWindowRounds) * max_round_recv;
+
+    // Dependencies (step indices, ascending).
+    //   send in round r: every receive of an earlier round into its range
+    //     must be applied (it carries final data of that round);
+    //   receive applied in round r: earlier writes to its range applied
+    //     first (fixed operand order), and sends of rounds <= r reading the
+    //     range completed (they carry the value from before).
+    const std::size_t n = prog.steps.size();
+    prog.direct.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto& s = prog.steps[i];
+        // Sends of the receive's own round count even when listed after it.
+        std::size_t end = is_recv(s.kind) ? prog.round_begin[static_cast<std::size_t>(s.round) + 1] : i;
+        for (std::size_t j = 0; j < end; ++j) {
+            if (j == i) continue;
+            const auto& t = prog.steps[j];
+            if (!overlap(s, t)) continue;
+            bool dep = s.kind == OpKind::send ? (is_recv(t.kind) && t.round < s.round)
+                                              : (j < i ? (is_recv(t.kind) || t.round <= s.round)
+                                                       : t.kind == OpKind::send);
+            if (dep) s.deps.push_back(static_cast<std::uint32_t>(j));
+        }
+        // A copy nothing else touches first may land in place.
+        prog.direct[i] = s.kind == OpKind::recv_copy && s.deps.empty();
+    }
+    return prog;
+}
+
+Status Executor::run(const ExecProgram& prog, void* buf_v, void* scratch_v, std::size_t elem_size,
+                     Transport& transport, Reducer& reducer) {
     char* buf = static_cast<char*>(buf_v);
     char* scratch = static_cast<char*>(scratch_v);
-    std::size_t seg = segment_elems ? segment_elems : SIZE_MAX;
-    seg = std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / elem_size));
+    const std::size_t n = prog.steps.size();
+    state_.assign(n, waiting);
+    req_.assign(n, nullptr);
+    std::vector<std::size_t> dep_cursor(n, 0);
+    const std::size_t nrounds = prog.round_begin.size() - 1;
+    std::vector<int> blocked;  // peers whose next send must wait (this pass)
 
-    for (const Round& round : schedule.rounds) {
-        recvs_.clear();
-        sends_.clear();
-        std::size_t scratch_used = 0;
-        for (const Op& op : round.ops) {
-            if (op.kind == OpKind::send) continue;
-            char* target = buf + op.offset * elem_size;
-            char* land = target;
-            if (op.kind == OpKind::recv_reduce) {
-                land = scratch + scratch_used * elem_size;
-                scratch_used += op.count;
+    auto ready = [&](std::size_t i) {
+        const auto& deps = prog.steps[i].deps;
+        std::size_t& c = dep_cursor[i];
+        while (c < deps.size() && state_[deps[c]] == finished) ++c;
+        return c == deps.size();
+    };
+    auto land = [&](std::size_t i) -> char* {
+        const auto& s = prog.steps[i];
+        return prog.direct[i] ? buf + s.offset * elem_size : scratch + s.slot * elem_size;
+    };
+
+    std::size_t cur = 0;  // lowest round not finished
+    while (cur < nrounds) {
+        transport.progress();
+        std::size_t hi = prog.round_begin[std::min(nrounds, cur + kWindowRounds)];
+        blocked.clear();
+        for (std::size_t i = prog.round_begin[cur]; i < hi; ++i) {
+            const auto& s = prog.steps[i];
+            switch (state_[i]) {
+            case waiting:
+                if (is_recv(s.kind)) {
+                    TOPOAR_TRY(transport.irecv(land(i), s.count * elem_size, s.peer, &req_[i]));
+                    state_[i] = posted;
+                } else if (std::find(blocked.begin(), blocked.end(), s.peer) == blocked.end()) {
+                    if (ready(i)) {
+                        TOPOAR_TRY(transport.isend(buf + s.offset * elem_size, s.count * elem_size, s.peer,
+                                                   &req_[i]));
+                        state_[i] = posted;
+                    } else {
+                        blocked.push_back(s.peer);  // keep sends to a peer in order
+                    }
+                }
+                break;
+            case posted: {
+                bool done = false;
+                TOPOAR_TRY(transport.test(&req_[i], &done));
+                if (done) state_[i] = (s.kind == OpKind::send || prog.direct[i]) ? finished : arrived;
+                break;
             }
-            for (std::size_t done = 0; done < op.count; done += seg) {
-                std::size_t n = std::min(seg, op.count - done);
-                Pending p{&op, land + done * elem_size, target + done * elem_size, n, nullptr};
-                TOPOAR_TRY(transport.irecv(p.data, n * elem_size, op.peer, &p.req));
-                recvs_.push_back(p);
+            default:
+                break;
+            }
+            if (state_[i] == arrived && ready(i)) {
+                char* data = land(i);
+                char* target = buf + s.offset * elem_size;
+                if (s.kind == OpKind::recv_copy) {
+                    std::memcpy(target, data, s.count * elem_size);
+                } else if (s.order == Operand::incoming_first) {
+                    reducer.reduce(data, target, s.count);
+                } else {
+                    reducer.reduce(target, data, s.count);
+                    std::memcpy(target, data, s.count * elem_size);
+                }
+                state_[i] = finished;
             }
         }
-        for (const Op& op : round.ops) {
-            if (op.kind != OpKind::send) continue;
-            const char* src = buf + op.offset * elem_size;
-            for (std::size_t done = 0; done < op.count; done += seg) {
-                std::size_t n = std::min(seg, op.count - done);
-                Transport::Request req = nullptr;
-                TOPOAR_TRY(transport.isend(src + done * elem_size, n * elem_size, op.peer, &req));
-                sends_.push_back(req);
-            }
+        while (cur < nrounds) {
+            bool all = true;
+            for (std::size_t i = prog.round_begin[cur]; i < prog.round_begin[cur + 1] && all; ++i)
+                all = state_[i] == finished;
+            if (!all) break;
+            ++cur;
         }
-        // Sends read the buffer as it was at the start of the round: a
-        // reduction into a range that is also being sent waits for the sends;
-        // the others run as soon as their segment has arrived.
-        auto overlaps_a_send = [&round](const Pending& p) {
-            return std::any_of(round.ops.begin(), round.ops.end(), [&](const Op& s) {
-                return s.kind == OpKind::send && s.offset < p.op->offset + p.op->count &&
-                       p.op->offset < s.offset + s.count;
-            });
-        };
-        auto finish = [&](Pending& p) {
-            if (p.op->kind != OpKind::recv_reduce) return;
-            if (p.op->order == Operand::incoming_first) {
-                reducer.reduce(p.data, p.target, p.count);
-            } else {
-                reducer.reduce(p.target, p.data, p.count);
-                std::memcpy(p.target, p.data, p.count * elem_size);
-            }
-        };
-        bool deferred = false;
-        for (Pending& p : recvs_) {
-            TOPOAR_TRY(transport.wait(&p.req));
-            if (p.op->kind == OpKind::recv_reduce && overlaps_a_send(p)) {
-                deferred = true;  // reduced below, after the sends
-                continue;
-            }
-            finish(p);
-            p.count = 0;  // marks it done
-        }
-        for (auto& req : sends_) TOPOAR_TRY(transport.wait(&req));
-        if (deferred)
-            for (Pending& p : recvs_)
-                if (p.count) finish(p);
     }
     return Status::ok();
+}
+
+Status Executor::run(const RankSchedule& schedule, void* buf, void* /*scratch*/, std::size_t elem_size,
+                     std::size_t segment_elems, Transport& transport, Reducer& reducer) {
+    ExecProgram prog = compile_schedule(schedule, segment_elems, elem_size);
+    own_scratch_.assign(std::max<std::size_t>(1, prog.scratch_elems * elem_size), 0);
+    return run(prog, buf, own_scratch_.data(), elem_size, transport, reducer);
 }
 
 }  // namespace topoar

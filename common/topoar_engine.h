@@ -44,6 +44,11 @@ typedef struct topoar_transport {
     int (*isend)(void *ctx, const void *buf, size_t bytes, int peer, void **req);
     int (*irecv)(void *ctx, void *buf, size_t bytes, int peer, void **req);
     int (*wait)(void *ctx, void **req);
+    /* *done = 1 once the request completed (it is then freed); cheap, does
+     * not drive communication itself */
+    int (*test)(void *ctx, void **req, int *done);
+    /* drives outstanding communication once */
+    void (*progress)(void *ctx);
 } topoar_transport_t;
 
 /* inout[i] = in[i] (op) inout[i] for count elements */
@@ -54,7 +59,8 @@ typedef struct topoar_reducer {
 
 typedef struct topoar_config {
     int algorithm;            /* TOPOAR_ALG_*; AUTO lets the engine choose */
-    size_t segment_bytes;     /* pipelining unit; 0 = no segmentation */
+    size_t segment_bytes;     /* largest message; 0 = whole operations */
+    size_t pipeline_bytes;    /* pipelining unit planned into rounds; 0 = none */
     size_t small_msg_bytes;   /* auto: at or below, the latency algorithm */
     const char *topology_file; /* NULL or "" when unset */
     const char *rack_file;

@@ -26,7 +26,8 @@ typedef struct mca_coll_topoar_component_t {
     int verbose;
     int output;               /* opal_output stream */
     int algorithm;            /* TOPOAR_ALG_* forced, or AUTO */
-    size_t segment_size;      /* bytes */
+    size_t segment_size;      /* bytes: largest message */
+    size_t pipeline_size;     /* bytes: pipelining unit planned into rounds */
     size_t small_msg_size;    /* bytes: auto's latency-algorithm threshold */
     char *topology_file;
     char *rack_file;

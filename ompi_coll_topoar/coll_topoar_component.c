@@ -36,7 +36,8 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .verbose = 0,
     .output = -1,
     .algorithm = TOPOAR_ALG_AUTO,
-    .segment_size = 512 * 1024,
+    .segment_size = 32 * 1024,
+    .pipeline_size = 32 * 1024,
     .small_msg_size = 4096,
     .last_algorithm = TOPOAR_LAST_NONE,
 };
@@ -158,8 +159,15 @@ static int topoar_register(void)
 
     (void) mca_base_component_var_register(
         c, "segment_size",
-        "Pipelining segment in bytes for large messages (0: no segmentation). Must be the same on all ranks.",
+        "Largest message in bytes: transfers are cut into segments of this size that flow independently "
+        "(pipelining). Keep it at or below the BTL's eager limit (TCP: 64 KiB) so no segment waits for a "
+        "rendezvous handshake (0: whole transfers). Must be the same on all ranks.",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->segment_size);
+    (void) mca_base_component_var_register(
+        c, "pipeline_size",
+        "Pipelining unit in bytes that planners build into their rounds (0: none). "
+        "Must be the same on all ranks.",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->pipeline_size);
     (void) mca_base_component_var_register(
         c, "small_msg_size",
         "auto: messages of at most this many bytes use the latency-optimal algorithm",

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "executor.hpp"
@@ -39,6 +40,18 @@ public:
         std::unique_lock<std::mutex> lock(mu_);
         auto& q = queue(src, dst);
         cv_.wait(lock, [&] { return q.messages.size() > seq; });
+        const auto& m = q.messages[seq];
+        if (m.size() != bytes) return false;
+        if (bytes) std::memcpy(buf, m.data(), bytes);
+        return true;
+    }
+
+    // Non-blocking take: false in *ready when the message is not there yet.
+    bool try_take(int src, int dst, std::size_t seq, void* buf, std::size_t bytes, bool* ready) {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto& q = queue(src, dst);
+        *ready = q.messages.size() > seq;
+        if (!*ready) return true;
         const auto& m = q.messages[seq];
         if (m.size() != bytes) return false;
         if (bytes) std::memcpy(buf, m.data(), bytes);
@@ -87,6 +100,28 @@ public:
         --outstanding_;
         if (!net_.take(r->peer, rank_, r->seq, r->buf, r->bytes))
             return topoar::Status(topoar::Code::transport_error, "message size mismatch (truncation)");
+        return topoar::Status::ok();
+    }
+    topoar::Status test(Request* req, bool* done) override {
+        auto* r = static_cast<Pending*>(*req);
+        if (!r) {  // a send: buffered, complete
+            *done = true;
+            return topoar::Status::ok();
+        }
+        if (!net_.try_take(r->peer, rank_, r->seq, r->buf, r->bytes, done)) {
+            *done = true;
+            delete r;
+            *req = nullptr;
+            --outstanding_;
+            return topoar::Status(topoar::Code::transport_error, "message size mismatch (truncation)");
+        }
+        if (*done) {
+            delete r;
+            *req = nullptr;
+            --outstanding_;
+        } else {
+            std::this_thread::yield();
+        }
         return topoar::Status::ok();
     }
     int outstanding() const { return outstanding_; }

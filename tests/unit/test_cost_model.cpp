@@ -1,0 +1,529 @@
+// Unit tests of the cost model (common/cost_model.*): max-min sharing, the
+// event simulation of plans, and agreement with the papers' closed forms on
+// symmetric machines (docs/cost-model.md, "Validation").
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cost_model.hpp"
+#include "engine.hpp"
+#include "planner_hring.hpp"
+#include "planner_tree.hpp"
+#include "planners.hpp"
+
+// cmocka last: its macros (fail, ...) clash with the C++ headers.
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+}
+
+using namespace topoar;
+
+namespace {
+
+const double kFast = 1e15;  // a link that never limits (bytes/s)
+
+// R racks x N hosts x G ranks; racks == 1 puts the hosts under the root.
+Topology machine(int racks, int nodes, int ranks, Link rack, Link node, Link rank) {
+    TopologyBuilder b;
+    int next = 0;
+    for (int r = 0; r < racks; ++r) {
+        int parent = b.root();
+        if (racks > 1) parent = b.add(b.root(), Level::rack, "r" + std::to_string(r), rack);
+        for (int n = 0; n < nodes; ++n) {
+            int host = b.add(parent, Level::node, "n" + std::to_string(r * nodes + n), node);
+            for (int g = 0; g < ranks; ++g) b.add_rank(host, next++, rank);
+        }
+    }
+    Topology t;
+    Status s = b.build(&t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
+Topology hosts(const std::vector<int>& sizes, Link node, Link rank) {
+    Topology t;
+    Status s = Topology::from_node_sizes(sizes, node, rank, &t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
+// Parameters under which the closed forms are exact: no reduction cost, no
+// segmentation; alpha = path latency + overhead.
+CostParams exact(double overhead = 1e-6) {
+    CostParams c;
+    c.overhead = overhead;
+    c.gamma = 0;
+    c.segment_bytes = 0;
+    return c;
+}
+
+Prediction run(const Topology& topo, const Plan& plan, std::size_t elem, const CostParams& c) {
+    Prediction p;
+    Status s = predict(topo, plan, elem, c, &p);
+    if (!s) fail_msg("predict: %s", s.message().c_str());
+    return p;
+}
+
+void expect_near(double got, double want, double rel, const char* what) {
+    if (!(std::fabs(got - want) <= rel * std::fabs(want)))
+        fail_msg("%s: predicted %.9g s, closed form %.9g s (off by %.3f%%, allowed %.2f%%)", what, got, want,
+                 100.0 * (got - want) / want, 100.0 * rel);
+}
+
+// FlexReduce Eq. 2: ring reduce-scatter of n bytes on d learners.
+double t_r(double n, double d, double w, double alpha) { return (d - 1) * (alpha + n / (d * w)); }
+
+// BlueConnect Eq. 3 / hierarchical ring IV-C on a symmetric tree, levels
+// innermost first: fan-out delta[l], link bandwidth omega[l] of the edge
+// above a level-l subtree's members, latency alpha[l] of a message crossing
+// level l.  Level l runs on n / prod(delta[0..l-1]) bytes, and its
+// prod(delta[0..l-1]) parallel rings share every edge they cross.
+double blueconnect(double n, const std::vector<int>& delta, const std::vector<double>& omega,
+                   const std::vector<double>& alpha) {
+    double t = 0, below = 1;
+    for (std::size_t l = 0; l < delta.size(); ++l) {
+        double w = kFast * 10, per_edge = 1;  // rings sharing an edge of level k
+        for (std::size_t k = 0; k <= l; ++k) {
+            w = std::min(w, omega[k] / per_edge);
+            per_edge *= delta[k];
+        }
+        t += 2 * t_r(n / below, delta[l], w, alpha[l]);
+        below *= delta[l];
+    }
+    return t;
+}
+
+// The plan of `alg` as the engine would build it; false (and a skip) when
+// the engine does not have that planner yet.
+bool engine_plan(Algorithm alg, const Topology& topo, std::size_t count, const PlanOptions& o, Plan* plan) {
+    Status s = Engine::make_plan(alg, topo, count, -1, o, plan);
+    if (s.code() == Code::unsupported) return false;
+    if (!s) fail_msg("%s: %s", algorithm_name(alg), s.message().c_str());
+    return true;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ max-min shares
+
+static void test_max_min_rates(void** state) {
+    (void)state;
+    const double inf = std::numeric_limits<double>::infinity();
+    // Link 0 (0.6) carries f0, f1; link 1 (1.5) carries f0, f1, f2; f3 is
+    // unlimited.  Link 0 is the bottleneck of f0/f1 (0.3 each); f2 gets what
+    // they leave on link 1.
+    auto r = max_min_rates({0.6, 1.5, inf}, {{0, 1}, {0, 1}, {1}, {2}});
+    assert_true(std::fabs(r[0] - 0.3) < 1e-12 && std::fabs(r[1] - 0.3) < 1e-12);
+    assert_true(std::fabs(r[2] - 0.9) < 1e-12);
+    assert_true(std::isinf(r[3]));
+    // Equal flows on one link split it evenly.
+    auto e = max_min_rates({3.0}, {{0}, {0}, {0}});
+    for (double x : e) assert_true(std::fabs(x - 1.0) < 1e-12);
+}
+
+// ------------------------------------------------------- single messages
+
+static void test_one_message_is_alpha_plus_n_over_w(void** state) {
+    (void)state;
+    const double w = 1e9, lat = 2e-6, rlat = 0.3e-6, o = 1e-6;
+    Topology t = hosts({1, 1}, {w, lat}, {kFast, rlat});
+    PlanBuilder b(Algorithm::ring, 2, 1000);
+    b.transfer(0, 0, 1, 0, 1000, OpKind::recv_copy);
+    Prediction p = run(t, b.finish(), 8, exact(o));
+    expect_near(p.time, 2 * rlat + 2 * lat + o + 8000 / w, 1e-9, "alpha + n/w");
+    assert_int_equal(p.messages, 1);
+    // The sender is done when its bytes have left, the receiver one latency later.
+    expect_near(p.rank_time[0], 8000 / w, 1e-9, "send completion");
+}
+
+static void test_link_sharing(void** state) {
+    (void)state;
+    const double w = 1e9, lat = 1e-6, o = 0.5e-6;
+    const double alpha = 2 * lat + o;
+    const std::size_t n = 100000;  // elements of 8 bytes: 0.8 ms at w
+    Topology t = hosts({2, 2}, {w, lat}, {kFast, 0});
+    // One flow over host 0's uplink.
+    PlanBuilder one(Algorithm::ring, 4, 2 * n);
+    one.transfer(0, 0, 2, 0, n, OpKind::recv_copy);
+    double t1 = run(t, one.finish(), 8, exact(o)).time;
+    expect_near(t1, alpha + 8.0 * n / w, 1e-9, "one flow");
+    // Two flows over the same uplink (0->2, 1->3) each get half of it.
+    PlanBuilder two(Algorithm::ring, 4, 2 * n);
+    two.transfer(0, 0, 2, 0, n, OpKind::recv_copy);
+    two.transfer(0, 1, 3, n, n, OpKind::recv_copy);
+    double t2 = run(t, two.finish(), 8, exact(o)).time;
+    expect_near(t2, alpha + 2 * 8.0 * n / w, 1e-9, "two flows on one link");
+    expect_near(t2 - alpha, 2 * (t1 - alpha), 1e-9, "twice as long");
+    // Opposite directions do not share: links are full duplex.
+    PlanBuilder duplex(Algorithm::ring, 4, 2 * n);
+    duplex.transfer(0, 0, 2, 0, n, OpKind::recv_copy);
+    duplex.transfer(0, 2, 0, n, n, OpKind::recv_copy);
+    expect_near(run(t, duplex.finish(), 8, exact(o)).time, t1, 1e-9, "full duplex");
+    // Flows of n and 2n: both at w/2 until the short one ends at 2n/w, then
+    // the long one alone at w: all bytes in 3n/w, the link never idles.
+    PlanBuilder uneven(Algorithm::ring, 4, 3 * n);
+    uneven.transfer(0, 0, 2, 0, n, OpKind::recv_copy);
+    uneven.transfer(0, 1, 3, n, 2 * n, OpKind::recv_copy);
+    Prediction pu = run(t, uneven.finish(), 8, exact(o));
+    expect_near(pu.rank_time[0], 2 * 8.0 * n / w, 1e-9, "short flow at half speed");
+    expect_near(pu.rank_time[1], 3 * 8.0 * n / w, 1e-9, "long flow speeds up");
+    expect_near(pu.time, alpha + 3 * 8.0 * n / w, 1e-9, "uneven sharing");
+}
+
+static void test_max_min_in_simulation(void** state) {
+    (void)state;
+    // Host X (ranks 0, 1, uplink 0.6 GB/s), host Y (rank 2, 1.5 GB/s), host
+    // Z (rank 3, fast).  0->2 and 1->2 are held to 0.3 GB/s by X's uplink;
+    // 3->2 gets the rest of Y's downlink, 0.9 GB/s.
+    TopologyBuilder b;
+    int x = b.add(b.root(), Level::node, "x", {0.6e9, 0});
+    int y = b.add(b.root(), Level::node, "y", {1.5e9, 0});
+    int z = b.add(b.root(), Level::node, "z", {kFast, 0});
+    b.add_rank(x, 0, {kFast, 0});
+    b.add_rank(x, 1, {kFast, 0});
+    b.add_rank(y, 2, {kFast, 0});
+    b.add_rank(z, 3, {kFast, 0});
+    Topology t;
+    assert_true(b.build(&t).is_ok());
+    const std::size_t n = 900000;  // bytes (elements of 1 byte)
+    PlanBuilder pb(Algorithm::ring, 4, 3 * n);
+    pb.transfer(0, 0, 2, 0, n, OpKind::recv_copy);
+    pb.transfer(0, 1, 2, n, n, OpKind::recv_copy);
+    pb.transfer(0, 3, 2, 2 * n, n, OpKind::recv_copy);
+    Prediction p = run(t, pb.finish(), 1, exact(0));
+    expect_near(p.rank_time[3], n / 0.9e9, 1e-9, "0.9 GB/s flow");
+    // After it ends, Y's downlink has room but X's uplink still holds the
+    // other two at 0.3 GB/s each.
+    expect_near(p.rank_time[0], n / 0.3e9, 1e-9, "0.3 GB/s flow");
+    expect_near(p.time, n / 0.3e9, 1e-9, "round");
+}
+
+// ------------------------------------------------------------ closed forms
+
+static void test_flat_ring_star_closed_form(void** state) {
+    (void)state;
+    // P hosts of one rank on one switch, every host link w: the flat ring's
+    // 2(P-1) steps each move n/P bytes, T = 2(P-1)(alpha + n/(P w)).
+    const double w = 12.5e9, lat = 1e-6, rlat = 0.3e-6, o = 1e-6;
+    const double alpha = 2 * lat + 2 * rlat + o;
+    for (int p : {2, 3, 4, 7, 8, 16, 64}) {
+        Topology t = hosts(std::vector<int>(static_cast<std::size_t>(p), 1), {w, lat}, {kFast, rlat});
+        for (std::size_t per : {std::size_t(1), std::size_t(1024), std::size_t(1) << 17}) {
+            std::size_t count = per * static_cast<std::size_t>(p);
+            Plan plan;
+            assert_true(Engine::make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
+            double n = 8.0 * count;
+            double want = 2 * (p - 1) * (alpha + n / (p * w));
+            Prediction pr = run(t, plan, 8, exact(o));
+            expect_near(pr.time, want, 0.01, "flat ring on a star");
+            // Reduction cost: the reduce-scatter half reduces every step.
+            CostParams g = exact(o);
+            g.gamma = 1e-10;
+            expect_near(run(t, plan, 8, g).time, want + (p - 1) * g.gamma * n / p, 0.01, "flat ring + gamma");
+        }
+    }
+}
+
+static void test_flat_ring_on_hosts_is_bandwidth_bound(void** state) {
+    (void)state;
+    // 4 hosts x 4 ranks, slow host links: the ring crosses each host uplink
+    // with one hop per step, so for large n T -> 2(P-1)/P * n / w_node.
+    const double w = 1e9;
+    Topology t = machine(1, 4, 4, {}, {w, 2e-6}, {10e9, 0.3e-6});
+    const int p = 16;
+    std::size_t count = std::size_t(1) << 22;  // 32 MiB of doubles
+    Plan plan;
+    assert_true(Engine::make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
+    double n = 8.0 * count;
+    Prediction pr = run(t, plan, 8, exact());
+    double bound = 2.0 * (p - 1) / p * n / w;
+    assert_true(pr.time >= bound);
+    expect_near(pr.time, bound, 0.02, "ring over host uplinks");
+    // Per-link bytes: each host uplink carries 2(P-1)/P n each way.
+    for (int v : t.nodes_at(Level::node)) {
+        expect_near(pr.link_bytes_up[static_cast<std::size_t>(v)], 2.0 * (p - 1) / p * n, 1e-9, "uplink bytes");
+        expect_near(pr.link_bytes_down[static_cast<std::size_t>(v)], 2.0 * (p - 1) / p * n, 1e-9, "downlink bytes");
+    }
+    assert_int_equal(static_cast<int>(t.node(pr.busiest_vertex).level), static_cast<int>(Level::node));
+    expect_near(pr.busiest_seconds, 2.0 * (p - 1) / p * n / w, 1e-9, "busiest link time");
+    assert_true(link_name(t, pr.busiest_vertex, pr.busiest_up).rfind("node n", 0) == 0);
+}
+
+static void test_recursive_doubling_latency(void** state) {
+    (void)state;
+    // One element: log2(P) exchange rounds of alpha each; P not a power of
+    // two adds the fold and unfold rounds.
+    const double lat = 1e-6, o = 1e-6, alpha = 2 * lat + o;
+    for (int p : {2, 4, 8, 16, 32, 64, 6, 12}) {
+        Topology t = hosts(std::vector<int>(static_cast<std::size_t>(p), 1), {12.5e9, lat}, {kFast, 0});
+        // The butterfly itself (the engine's recursive_doubling switches to
+        // a node-aware leader tree when there are several hosts).
+        Plan plan = plan_recursive_doubling(p, 1, -1);
+        int pof2 = 1, lg = 0;
+        while (pof2 * 2 <= p) pof2 *= 2, ++lg;
+        const double step = alpha + 8 / 12.5e9;
+        if (pof2 == p) {
+            expect_near(run(t, plan, 8, exact(o)).time, lg * step, 1e-9, "RD latency");
+            continue;
+        }
+        // Fold, lg exchanges, unfold in lock step when every message waits
+        // for its receive (rendezvous)...
+        CostParams rdv = exact(o);
+        rdv.eager_bytes = 0;
+        expect_near(run(t, plan, 8, rdv).time, (lg + 2) * step, 1e-9, "RD latency, rendezvous");
+        // ...but eager sends let the ranks outside the fold run ahead: the
+        // first exchange among them overlaps the fold, one step less.
+        expect_near(run(t, plan, 8, exact(o)).time, (lg + 1) * step, 1e-3, "RD latency, eager");
+    }
+}
+
+// Hierarchical ring (Section IV-C) = BlueConnect Eq. 3 on even machines.
+static void test_hring_closed_form(void** state) {
+    (void)state;
+    const double w1 = 10e9, l1 = 0.3e-6, w2 = 1e9, l2 = 2e-6, w3 = 2e9, l3 = 3e-6, o = 1e-6;
+    const double a1 = 2 * l1 + o, a2 = a1 + 2 * l2, a3 = a2 + 2 * l3;
+    struct Case {
+        int racks, nodes, ranks;
+    } cases[] = {{1, 4, 4}, {1, 2, 8}, {1, 8, 2}, {2, 2, 4}, {4, 2, 2}};
+    for (const Case& c : cases) {
+        Topology t = machine(c.racks, c.nodes, c.ranks, {w3, l3}, {w2, l2}, {w1, l1});
+        const int p = c.racks * c.nodes * c.ranks;
+        std::size_t count = static_cast<std::size_t>(p) * 4096;
+        Plan plan;
+        Status s = plan_hring(t, count, -1, PlanOptions{}, &plan);
+        if (!s) fail_msg("%s", s.message().c_str());
+        std::vector<int> delta = {c.ranks, c.nodes};
+        std::vector<double> omega = {w1, w2}, alpha = {a1, a2};
+        if (c.racks > 1) {
+            delta.push_back(c.racks);
+            omega.push_back(w3);
+            alpha.push_back(a3);
+        }
+        double want = blueconnect(8.0 * count, delta, omega, alpha);
+        expect_near(run(t, plan, 8, exact(o)).time, want, 0.01, "hring vs Eq. 3");
+    }
+}
+
+// RAT trees, unpipelined, K balanced over N hosts of G ranks: reduce inside
+// hosts, reduce across, broadcast across, broadcast inside:
+// T = 2 (a1 + n(G-1)/(G w1)) + 2 (a2 + n(N-1)/(N w2)).
+static void test_tree_closed_form(void** state) {
+    (void)state;
+    const double w1 = 10e9, l1 = 0.3e-6, w2 = 1e9, l2 = 2e-6, o = 1e-6;
+    const double a1 = 2 * l1 + o, a2 = a1 + 2 * l2;
+    for (int n_hosts : {2, 4}) {
+        const int g = 4;
+        Topology t = machine(1, n_hosts, g, {}, {w2, l2}, {w1, l1});
+        std::size_t count = 16 * 4096;
+        PlanOptions opt;
+        opt.num_trees = 16;
+        Plan plan;
+        Status s = plan_tree(t, count, -1, opt, &plan);
+        if (!s) fail_msg("%s", s.message().c_str());
+        double n = 8.0 * count;
+        double want = 2 * (a1 + n * (g - 1) / (g * w1)) + 2 * (a2 + n * (n_hosts - 1) / (n_hosts * w2));
+        expect_near(run(t, plan, 8, exact(o)).time, want, 0.02, "RAT trees");
+    }
+}
+
+// FlexReduce Eq. 6 on a symmetric machine equals Eq. 3 (its Eq. 8-11); with
+// alpha = 0 only the bandwidth term is left, which any bandwidth-optimal
+// schedule (rings or direct reduce/broadcast) must reach.  Skipped until the
+// engine plans flexreduce.
+static void test_flexreduce_closed_form(void** state) {
+    (void)state;
+    const double w1 = 10e9, w2 = 1e9, w3 = 2e9;
+    struct Case {
+        int racks, nodes, ranks;
+    } cases[] = {{1, 4, 4}, {1, 2, 8}, {2, 2, 4}};
+    bool any = false;
+    for (const Case& c : cases) {
+        Topology t = machine(c.racks, c.nodes, c.ranks, {w3, 0}, {w2, 0}, {w1, 0});
+        const int p = c.racks * c.nodes * c.ranks;
+        std::size_t count = static_cast<std::size_t>(p) * 4096;
+        Plan plan;
+        if (!engine_plan(Algorithm::flexreduce, t, count, PlanOptions{}, &plan)) break;
+        any = true;
+        std::vector<int> delta = {c.ranks, c.nodes};
+        std::vector<double> omega = {w1, w2}, alpha = {0, 0};
+        if (c.racks > 1) {
+            delta.push_back(c.racks);
+            omega.push_back(w3);
+            alpha.push_back(0);
+        }
+        double want = blueconnect(8.0 * count, delta, omega, alpha);
+        expect_near(run(t, plan, 8, exact(0)).time, want, 0.02, "flexreduce vs Eq. 6/3");
+    }
+    if (!any) skip();
+}
+
+// The paper's Fig. 2 machine: hosts of 2 and 3 learners, slow root links.
+// A node-aware all-reduce moves n/2 over each host uplink per phase, so
+// T -> n / w_a (Eq. 6 with fast intra-host links); the flat ring pushes
+// 2(P-1)/P n = 1.6 n through them.  The model must tell them apart.
+static void test_uneven_two_plus_three(void** state) {
+    (void)state;
+    const double wa = 1e9;
+    Topology t = hosts({2, 3}, {wa, 0}, {100e9, 0});
+    std::size_t count = 60 * 4096;
+    double n = 8.0 * count;
+    Plan ring;
+    assert_true(Engine::make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &ring).is_ok());
+    expect_near(run(t, ring, 8, exact(0)).time, 1.6 * n / wa, 0.02, "ring on 2+3");
+    Plan hr;
+    assert_true(plan_hring(t, count, -1, PlanOptions{}, &hr).is_ok());
+    expect_near(run(t, hr, 8, exact(0)).time, n / wa, 0.03, "hring on 2+3");
+    Plan tr;
+    PlanOptions to;
+    to.num_trees = 6;
+    assert_true(plan_tree(t, count, -1, to, &tr).is_ok());
+    expect_near(run(t, tr, 8, exact(0)).time, n / wa, 0.03, "tree on 2+3");
+    Plan fr;
+    if (engine_plan(Algorithm::flexreduce, t, count, PlanOptions{}, &fr))
+        expect_near(run(t, fr, 8, exact(0)).time, n / wa, 0.03, "flexreduce on 2+3 (Eq. 6)");
+}
+
+// ------------------------------------------------------ executor details
+
+static void test_segments_pipeline_the_reduction(void** state) {
+    (void)state;
+    const double w = 1e9, lat = 1e-6, o = 1e-6, alpha = 2 * lat + o;
+    Topology t = hosts({1, 1}, {w, lat}, {kFast, 0});
+    const std::size_t count = 1 << 20;  // 8 MiB of doubles
+    const double n = 8.0 * count;
+    PlanBuilder b(Algorithm::ring, 2, count);
+    b.transfer(0, 0, 1, 0, count, OpKind::recv_reduce);
+    Plan plan = b.finish();
+    CostParams c = exact(o);
+    c.gamma = 0.5 / w;  // reducing is twice as fast as the wire
+    // Whole: transfer, then reduce everything.
+    expect_near(run(t, plan, 8, c).time, alpha + n / w + c.gamma * n, 1e-9, "unsegmented");
+    // 16 segments leave back to back; each is reduced while the next one
+    // travels, so only the last segment's reduction shows.
+    c.segment_bytes = static_cast<std::size_t>(n / 16);
+    Prediction p = run(t, plan, 8, c);
+    assert_int_equal(p.messages, 16);
+    expect_near(p.time, alpha + n / w + c.gamma * n / 16, 1e-9, "segmented");
+}
+
+static void test_eager_and_rendezvous(void** state) {
+    (void)state;
+    // Rank 1 first receives from 2, then from 0.  Rank 0's send is posted at
+    // once; eager, it shares rank 1's downlink with 2's message; rendezvous,
+    // it waits for rank 1 to post the receive.
+    const double w = 1e9, lat = 10e-6, o = 0;
+    const double alpha = 2 * lat;
+    Topology t = hosts({1, 1, 1}, {w, lat}, {kFast, 0});
+    const std::size_t bytes = 1000;
+    PlanBuilder b(Algorithm::ring, 3, 2 * bytes);
+    b.transfer(0, 2, 1, 0, bytes, OpKind::recv_copy);
+    b.transfer(1, 0, 1, bytes, bytes, OpKind::recv_copy);
+    Plan plan = b.finish();
+    CostParams c = exact(o);
+    c.eager_bytes = bytes;
+    expect_near(run(t, plan, 1, c).time, alpha + 2 * bytes / w, 1e-9, "eager");
+    c.eager_bytes = bytes - 1;
+    expect_near(run(t, plan, 1, c).time, 2 * alpha + 2 * bytes / w, 1e-9, "rendezvous");
+}
+
+static void test_reduction_waits_for_overlapping_send(void** state) {
+    (void)state;
+    // A two-rank exchange of the whole vector (recursive doubling): each
+    // rank reduces into the range it sends, so its reduction waits for its
+    // send, then adds gamma * n.
+    const double w = 1e9, lat = 1e-6, o = 1e-6, alpha = 2 * lat + o;
+    Topology t = hosts({1, 1}, {w, lat}, {kFast, 0});
+    Plan plan = plan_recursive_doubling(2, 1000, -1);
+    CostParams c = exact(o);
+    c.gamma = 1e-9;
+    Prediction p = run(t, plan, 8, c);
+    expect_near(p.time, alpha + 8000 / w + c.gamma * 8000, 1e-9, "exchange + reduction");
+    expect_near(p.max_bytes_reduced, 8000, 1e-12, "bytes reduced");
+}
+
+// ---------------------------------------------------------- interface
+
+static void test_rejects_bad_input(void** state) {
+    (void)state;
+    Topology t = hosts({2, 2}, {1e9, 1e-6}, {1e10, 0});
+    Plan mine = plan_ring(4, 100, 1);
+    Prediction p;
+    assert_int_equal(static_cast<int>(predict(t, mine, 8, CostParams{}, &p).code()),
+                     static_cast<int>(Code::invalid_argument));
+    Plan five = plan_ring(5, 100, -1);
+    assert_int_equal(static_cast<int>(predict(t, five, 8, CostParams{}, &p).code()),
+                     static_cast<int>(Code::invalid_argument));
+    Plan ok = plan_ring(4, 100, -1);
+    assert_int_equal(static_cast<int>(predict(t, ok, 0, CostParams{}, &p).code()),
+                     static_cast<int>(Code::invalid_argument));
+    // A receive nobody sends: the plan cannot complete.
+    Plan broken = plan_ring(4, 100, -1);
+    Op extra{OpKind::recv_copy, Operand::incoming_first, 0, 0, 10};
+    broken.ranks[3].rounds.back().ops.push_back(extra);
+    Status s = predict(t, broken, 8, CostParams{}, &p);
+    assert_int_equal(static_cast<int>(s.code()), static_cast<int>(Code::internal_error));
+    assert_non_null(std::strstr(s.message().c_str(), "rank 3"));
+}
+
+static void test_bus_bandwidth_and_determinism(void** state) {
+    (void)state;
+    // NCCL's definition: 2(P-1)/P * M / t.
+    assert_true(std::fabs(bus_bandwidth(8, 1e9, 1.0) - 1.75e9) < 1);
+    assert_true(bus_bandwidth(1, 1e9, 1.0) == 0);
+    // Same input, same prediction, bit for bit (uneven racks, all planners).
+    Topology t = machine(3, 3, 3, {5e9, 2e-6}, {2e9, 1e-6}, {10e9, 0.3e-6});
+    for (Algorithm a : {Algorithm::ring, Algorithm::recursive_doubling}) {
+        Plan plan;
+        assert_true(Engine::make_plan(a, t, 100003, -1, PlanOptions{}, &plan).is_ok());
+        Prediction x = run(t, plan, 4, CostParams{}), y = run(t, plan, 4, CostParams{});
+        assert_true(x.time == y.time && x.rank_time == y.rank_time && x.link_bytes_up == y.link_bytes_up);
+        assert_true(x.time > 0);
+    }
+}
+
+// A mid-size machine with every planner: finishes, and nothing beats the
+// bound set by the busiest link.
+static void test_all_planners_respect_link_bound(void** state) {
+    (void)state;
+    Topology t = machine(4, 4, 4, {4e9, 2e-6}, {1.25e9, 1e-6}, {10e9, 0.3e-6});
+    std::size_t count = 1 << 20;
+    PlanOptions o;
+    o.pipeline_elems = 65536;
+    for (int a = 1; a < kNumAlgorithms; ++a) {
+        Plan plan;
+        if (!engine_plan(static_cast<Algorithm>(a), t, count, o, &plan)) continue;
+        CostParams c;
+        c.segment_bytes = 65536 * 4;
+        Prediction p = run(t, plan, 4, c);
+        if (!(p.time >= p.busiest_seconds)) fail_msg("%s: %g < %g", algorithm_name(plan.algorithm), p.time, p.busiest_seconds);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_max_min_rates),
+        cmocka_unit_test(test_one_message_is_alpha_plus_n_over_w),
+        cmocka_unit_test(test_link_sharing),
+        cmocka_unit_test(test_max_min_in_simulation),
+        cmocka_unit_test(test_flat_ring_star_closed_form),
+        cmocka_unit_test(test_flat_ring_on_hosts_is_bandwidth_bound),
+        cmocka_unit_test(test_recursive_doubling_latency),
+        cmocka_unit_test(test_hring_closed_form),
+        cmocka_unit_test(test_tree_closed_form),
+        cmocka_unit_test(test_flexreduce_closed_form),
+        cmocka_unit_test(test_uneven_two_plus_three),
+        cmocka_unit_test(test_segments_pipeline_the_reduction),
+        cmocka_unit_test(test_eager_and_rendezvous),
+        cmocka_unit_test(test_reduction_waits_for_overlapping_send),
+        cmocka_unit_test(test_rejects_bad_input),
+        cmocka_unit_test(test_bus_bandwidth_and_determinism),
+        cmocka_unit_test(test_all_planners_respect_link_bound),
+    };
+    return cmocka_run_group_tests_name("cost_model", tests, NULL, NULL);
+}
