@@ -1,0 +1,545 @@
+// topoar_sim: plans every all-reduce algorithm of the engine on a machine
+// described on the command line (or in a topology file), predicts each
+// plan's run time with the cost model, and prints time and bus bandwidth per
+// algorithm and message size, the decision table that follows from them (as
+// a rules file), and optionally the best hierarchical-ring factorization.
+//
+// The planners are the ones that run in MPI_Allreduce (Engine::make_plan),
+// so a 2,048-rank cluster can be studied on a laptop.  See
+// docs/cost-model.md for the model and an example.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cost_model.hpp"
+#include "decision.hpp"
+#include "engine.hpp"
+#include "planner_hring.hpp"
+#include "topology.hpp"
+#include "units.hpp"
+
+using namespace topoar;
+
+namespace {
+
+const char* const kUsage =
+    "usage: topoar_sim MACHINE [options]\n"
+    "\n"
+    "MACHINE, one of:\n"
+    "  --racks R --nodes-per-rack N --ranks-per-node G   an even machine\n"
+    "  --shape \"4,4,2;8,1\"     ranks per node, racks separated by ';'\n"
+    "  --topology FILE         a topology file (docs/topology-format.md)\n"
+    "links of --racks/--shape machines (BANDWIDTH,LATENCY, e.g. 100Gbit,2us):\n"
+    "  --rank-link L           process <-> host, shared memory   [10GB/s,0.3us]\n"
+    "  --node-link L           host NIC <-> rack switch          [100Gbit,1us]\n"
+    "  --rack-link L           rack uplink; LATENCY alone keeps the bandwidth\n"
+    "                          from --bisection                 [1us]\n"
+    "  --bisection F           rack uplink = F x sum of the rack's node links\n"
+    "                          (inter-rack oversubscription 1/F) [1]\n"
+    "messages and algorithms:\n"
+    "  --sizes LO:HI[:F]|LIST  message sizes in bytes, LO, LO*F, ... HI (F = 2\n"
+    "                          or 4) or a list \"8,4K,1M\"          [8:32M:4]\n"
+    "  --elem BYTES            element size                      [4]\n"
+    "  --algs LIST             algorithms, comma separated       [all]\n"
+    "  --trees K               aggregation trees for tree        [planner's]\n"
+    "  --factors AxBxC         hierarchical ring factorization   [topology]\n"
+    "  --search-hring          also try every hring factorization, report the best\n"
+    "  --levels L              at most L factors in the search  [3]\n"
+    "cost model (docs/cost-model.md):\n"
+    "  --overhead T            software overhead per message    [1us]\n"
+    "  --reduce-bw BW          reduction throughput per rank     [5GB/s]\n"
+    "  --segment BYTES         executor segment / pipeline unit  [512K]\n"
+    "  --eager BYTES           eager limit                       [64K]\n"
+    "output:\n"
+    "  --rules FILE            write the decision table to FILE as a rules file\n"
+    "  --csv FILE              one line per algorithm and size\n"
+    "  -v                      planning/simulation time, messages, busiest link\n";
+
+struct Options {
+    int racks = 0, nodes_per_rack = 0, ranks_per_node = 0;
+    std::string shape, topology_file;
+    Link rank_link{10e9, 0.3e-6};
+    Link node_link{12.5e9, 1e-6};
+    double rack_latency = 1e-6;
+    double rack_bandwidth = 0;  // explicit; 0 = from bisection
+    double bisection = 0;       // 0 = not given
+    std::vector<std::size_t> sizes;
+    std::size_t elem = 4;
+    std::vector<Algorithm> algs;
+    int trees = 0;
+    std::vector<int> factors;
+    bool search_hring = false;
+    int levels = 3;
+    CostParams model;
+    std::string rules_file, csv_file;
+    bool verbose = false;
+};
+
+[[noreturn]] void die(const std::string& msg) {
+    std::fprintf(stderr, "topoar_sim: %s\n", msg.c_str());
+    std::exit(2);
+}
+
+void check(const Status& s) {
+    if (!s) die(s.message());
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::string cur;
+    std::istringstream in(s);
+    while (std::getline(in, cur, sep)) out.push_back(cur);
+    if (!s.empty() && s.back() == sep) out.emplace_back();
+    return out;
+}
+
+int parse_int(const std::string& s, const char* what, int lo) {
+    char* end = nullptr;
+    long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || v < lo || v > 1000000)
+        die(std::string("bad ") + what + " '" + s + "' (a whole number >= " + std::to_string(lo) + ")");
+    return static_cast<int>(v);
+}
+
+Link parse_link(const std::string& s, const char* what) {
+    auto parts = split(s, ',');
+    if (parts.size() != 2) die(std::string(what) + " wants BANDWIDTH,LATENCY (e.g. 100Gbit,2us), got '" + s + "'");
+    Link l;
+    check(parse_bandwidth(parts[0], &l.bandwidth));
+    check(parse_latency(parts[1], &l.latency));
+    return l;
+}
+
+std::size_t parse_bytes(const std::string& s) {
+    std::size_t v = 0;
+    check(parse_size(s, &v));
+    return v;
+}
+
+std::vector<std::size_t> parse_sizes(const std::string& s) {
+    std::vector<std::size_t> out;
+    if (s.find(':') != std::string::npos) {
+        auto p = split(s, ':');
+        if (p.size() < 2 || p.size() > 3) die("--sizes wants LO:HI[:FACTOR], got '" + s + "'");
+        std::size_t lo = parse_bytes(p[0]), hi = parse_bytes(p[1]);
+        int f = p.size() == 3 ? parse_int(p[2], "size factor", 2) : 4;
+        if (lo == 0 || lo > hi) die("--sizes: need 0 < LO <= HI");
+        for (std::size_t v = lo; v <= hi; v *= static_cast<std::size_t>(f)) {
+            out.push_back(v);
+            if (v > hi / static_cast<std::size_t>(f)) break;
+        }
+    } else {
+        for (const auto& w : split(s, ',')) out.push_back(parse_bytes(w));
+    }
+    return out;
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    std::string sizes = "8:32M:4";
+    bool rack_link_given = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto val = [&]() -> std::string {
+            if (i + 1 >= argc) die(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            std::exit(0);
+        } else if (a == "--racks") {
+            o.racks = parse_int(val(), "--racks", 1);
+        } else if (a == "--nodes-per-rack") {
+            o.nodes_per_rack = parse_int(val(), "--nodes-per-rack", 1);
+        } else if (a == "--ranks-per-node") {
+            o.ranks_per_node = parse_int(val(), "--ranks-per-node", 1);
+        } else if (a == "--shape") {
+            o.shape = val();
+        } else if (a == "--topology") {
+            o.topology_file = val();
+        } else if (a == "--rank-link") {
+            o.rank_link = parse_link(val(), "--rank-link");
+        } else if (a == "--node-link") {
+            o.node_link = parse_link(val(), "--node-link");
+        } else if (a == "--rack-link") {
+            std::string v = val();
+            rack_link_given = true;
+            if (v.find(',') != std::string::npos) {
+                Link l = parse_link(v, "--rack-link");
+                o.rack_bandwidth = l.bandwidth;
+                o.rack_latency = l.latency;
+            } else {
+                check(parse_latency(v, &o.rack_latency));
+            }
+        } else if (a == "--bisection") {
+            char* end = nullptr;
+            std::string v = val();
+            o.bisection = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !(o.bisection > 0) || o.bisection > 1000)
+                die("bad --bisection '" + v + "' (a positive fraction, e.g. 0.25)");
+        } else if (a == "--sizes") {
+            sizes = val();
+        } else if (a == "--elem") {
+            o.elem = static_cast<std::size_t>(parse_int(val(), "--elem", 1));
+        } else if (a == "--algs") {
+            for (const auto& n : split(val(), ',')) {
+                Algorithm alg;
+                if (!algorithm_from_name(n, &alg) || alg == Algorithm::automatic) die("unknown algorithm '" + n + "'");
+                o.algs.push_back(alg);
+            }
+        } else if (a == "--trees") {
+            o.trees = parse_int(val(), "--trees", 1);
+        } else if (a == "--factors") {
+            for (const auto& f : split(val(), 'x')) o.factors.push_back(parse_int(f, "factor", 1));
+        } else if (a == "--search-hring") {
+            o.search_hring = true;
+        } else if (a == "--levels") {
+            o.levels = parse_int(val(), "--levels", 1);
+        } else if (a == "--overhead") {
+            check(parse_latency(val(), &o.model.overhead));
+        } else if (a == "--reduce-bw") {
+            double bw = 0;
+            check(parse_bandwidth(val(), &bw));
+            o.model.gamma = 1.0 / bw;
+        } else if (a == "--segment") {
+            o.model.segment_bytes = parse_bytes(val());
+        } else if (a == "--eager") {
+            o.model.eager_bytes = parse_bytes(val());
+        } else if (a == "--rules") {
+            o.rules_file = val();
+        } else if (a == "--csv") {
+            o.csv_file = val();
+        } else if (a == "-v") {
+            o.verbose = true;
+        } else {
+            die("unknown option '" + a + "' (try --help)");
+        }
+    }
+    o.sizes = parse_sizes(sizes);
+    if (o.sizes.empty()) die("no message sizes");
+    if (o.bisection == 0 && !(rack_link_given && o.rack_bandwidth > 0)) o.bisection = 1;
+    if (o.algs.empty())
+        o.algs = {Algorithm::recursive_doubling, Algorithm::ring, Algorithm::hring, Algorithm::flexreduce,
+                  Algorithm::tree};
+    int machines = (o.racks || o.nodes_per_rack || o.ranks_per_node) + !o.shape.empty() + !o.topology_file.empty();
+    if (machines != 1) die("describe the machine with exactly one of --racks/--nodes-per-rack/--ranks-per-node, --shape, --topology");
+    return o;
+}
+
+// Racks of hosts of ranks: shape[r][n] = ranks on host n of rack r.  One
+// rack: the hosts hang off the root (no rack switch).
+Topology build_machine(const Options& o, const std::vector<std::vector<int>>& shape) {
+    TopologyBuilder b;
+    int next = 0, host = 0;
+    const bool racks = shape.size() > 1;
+    for (std::size_t r = 0; r < shape.size(); ++r) {
+        int parent = b.root();
+        if (racks) {
+            double bw = o.rack_bandwidth;
+            if (o.bisection > 0) {
+                bw = 0;
+                for (int g : shape[r]) {
+                    (void)g;
+                    bw += o.node_link.bandwidth;
+                }
+                bw *= o.bisection;
+            }
+            parent = b.add(b.root(), Level::rack, "r" + std::to_string(r), Link{bw, o.rack_latency});
+        }
+        for (int g : shape[r]) {
+            int h = b.add(parent, Level::node, "n" + std::to_string(host++), o.node_link);
+            for (int k = 0; k < g; ++k) b.add_rank(h, next++, o.rank_link);
+        }
+    }
+    Topology t;
+    check(b.build(&t));
+    return t;
+}
+
+Topology make_topology(const Options& o, std::string* what) {
+    if (!o.topology_file.empty()) {
+        Topology t;
+        check(Topology::from_file(o.topology_file, &t));
+        *what = o.topology_file;
+        return t;
+    }
+    std::vector<std::vector<int>> shape;
+    if (!o.shape.empty()) {
+        for (const auto& rack : split(o.shape, ';')) {
+            shape.emplace_back();
+            for (const auto& g : split(rack, ',')) shape.back().push_back(parse_int(g, "ranks per node in --shape", 1));
+        }
+        *what = "shape \"" + o.shape + "\"";
+    } else {
+        int r = o.racks ? o.racks : 1, n = o.nodes_per_rack ? o.nodes_per_rack : 1,
+            g = o.ranks_per_node ? o.ranks_per_node : 1;
+        shape.assign(static_cast<std::size_t>(r), std::vector<int>(static_cast<std::size_t>(n), g));
+        *what = std::to_string(r) + " racks x " + std::to_string(n) + " nodes x " + std::to_string(g) + " ranks";
+    }
+    return build_machine(o, shape);
+}
+
+// Seconds of CPU time of this process (the machine may be shared).
+double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+struct Result {
+    bool ok = false;
+    Code code = Code::ok;  // why not
+    std::string note;
+    double time = 0;       // predicted seconds
+    double plan_cpu = 0;   // seconds to plan
+    double sim_cpu = 0;    // seconds to predict
+    Prediction pred;
+};
+
+Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Options& o, const PlanOptions& popt) {
+    Result r;
+    std::size_t count = bytes / o.elem;
+    if (count == 0) {
+        r.note = "below one element";
+        return r;
+    }
+    Plan plan;
+    double c0 = cpu_now();
+    Status s = Engine::make_plan(alg, topo, count, -1, popt, &plan);
+    r.plan_cpu = cpu_now() - c0;
+    if (!s) {
+        r.code = s.code();
+        r.note = s.message();
+        return r;
+    }
+    c0 = cpu_now();
+    s = predict(topo, plan, o.elem, o.model, &r.pred);
+    r.sim_cpu = cpu_now() - c0;
+    if (!s) {
+        r.note = s.message();
+        return r;
+    }
+    r.ok = true;
+    r.time = r.pred.time;
+    return r;
+}
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+std::string time_str(double s) {
+    if (s < 1e-3) return fmt("%.1f us", s * 1e6);
+    if (s < 1) return fmt("%.3f ms", s * 1e3);
+    return fmt("%.3f s", s);
+}
+
+std::string human_size(std::size_t b) { return format_size(b); }
+
+// Links in bits (as NICs are sold), memory paths in bytes.
+std::string bw_str(double bytes_per_second) {
+    if (bytes_per_second >= 1e9 / 8 * 1000) return fmt("%.4g Tbit/s", bytes_per_second * 8 / 1e12);
+    if (bytes_per_second >= 1e9 / 8) return fmt("%.4g Gbit/s", bytes_per_second * 8 / 1e9);
+    return fmt("%.4g Mbit/s", bytes_per_second * 8 / 1e6);
+}
+
+std::string lat_str(double s) {
+    if (s < 1e-6) return fmt("%.4g ns", s * 1e9);
+    if (s < 1e-3) return fmt("%.4g us", s * 1e6);
+    return fmt("%.4g ms", s * 1e3);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o = parse(argc, argv);
+    std::string what;
+    Topology topo = make_topology(o, &what);
+    const int p = topo.num_ranks();
+    std::vector<int> per_node;
+    for (int h : topo.nodes_at(Level::node)) per_node.push_back(topo.num_ranks_under(h));
+    const int racks = static_cast<int>(topo.nodes_at(Level::rack).size());
+    CommShape shape = make_comm_shape(p, per_node, racks);
+
+    EngineConfig cfg;
+    cfg.segment_bytes = o.model.segment_bytes;
+    cfg.num_trees = o.trees;
+    cfg.hring_factors = o.factors;
+    Engine engine(0, p, cfg);
+    PlanOptions popt = engine.plan_options(o.elem);
+
+    std::printf("topoar_sim: %s: %d ranks, %d nodes, %d racks\n", what.c_str(), p, shape.nodes, racks);
+    if (o.topology_file.empty()) {
+        std::printf("  links: rank %s %s, node %s %s, rack ", fmt("%.4g GB/s", o.rank_link.bandwidth / 1e9).c_str(),
+                    lat_str(o.rank_link.latency).c_str(), bw_str(o.node_link.bandwidth).c_str(),
+                    lat_str(o.node_link.latency).c_str());
+        if (racks == 0)
+            std::printf("none\n");
+        else if (o.bisection > 0)
+            std::printf("%g x its node links (rack r0: %s) %s\n", o.bisection,
+                        bw_str(topo.node(topo.nodes_at(Level::rack)[0]).up.bandwidth).c_str(),
+                        lat_str(o.rack_latency).c_str());
+        else
+            std::printf("%s %s\n", bw_str(o.rack_bandwidth).c_str(), lat_str(o.rack_latency).c_str());
+    }
+    std::printf("  model: overhead %s/message, reduction %s, segment %s, eager %s, %zu-byte elements\n",
+                lat_str(o.model.overhead).c_str(),
+                o.model.gamma > 0 ? fmt("%.4g GB/s", 1e-9 / o.model.gamma).c_str() : "free",
+                o.model.segment_bytes ? format_size(o.model.segment_bytes).c_str() : "off",
+                format_size(o.model.eager_bytes).c_str(), o.elem);
+
+    std::FILE* csv = nullptr;
+    if (!o.csv_file.empty()) {
+        csv = std::fopen(o.csv_file.c_str(), "w");
+        if (!csv) die("cannot write " + o.csv_file);
+        std::fprintf(csv, "algorithm,bytes,time_s,busbw_Bps,messages,busiest_link,busiest_bytes,plan_cpu_s,sim_cpu_s\n");
+    }
+
+    // results[a][s]
+    std::vector<std::vector<Result>> results(o.algs.size(), std::vector<Result>(o.sizes.size()));
+    std::vector<bool> skipped(o.algs.size(), false), noted(o.algs.size(), false);
+    for (std::size_t a = 0; a < o.algs.size(); ++a) {
+        for (std::size_t s = 0; s < o.sizes.size(); ++s) {
+            Result& r = results[a][s];
+            r = evaluate(topo, o.algs[a], o.sizes[s], o, popt);
+            if (!r.ok && r.code == Code::unsupported) {
+                std::printf("  note: %s skipped: %s\n", algorithm_name(o.algs[a]), r.note.c_str());
+                skipped[a] = true;
+                break;
+            }
+            if (!r.ok && (o.verbose || !noted[a])) {
+                std::printf("  note: %s at %s: %s\n", algorithm_name(o.algs[a]), human_size(o.sizes[s]).c_str(),
+                            r.note.c_str());
+                noted[a] = true;
+            }
+            if (o.verbose && r.ok)
+                std::printf("  %-18s %8s  %10s  plan %.2f s  sim %.2f s (CPU)  %zu messages, %zu events, "
+                            "busiest %s (%.3g MB)\n",
+                            algorithm_name(o.algs[a]), human_size(o.sizes[s]).c_str(), time_str(r.time).c_str(),
+                            r.plan_cpu, r.sim_cpu, r.pred.messages, r.pred.events,
+                            link_name(topo, r.pred.busiest_vertex, r.pred.busiest_up).c_str(),
+                            r.pred.busiest_bytes / 1e6);
+            if (csv && r.ok)
+                std::fprintf(csv, "%s,%zu,%.9g,%.6g,%zu,%s,%.0f,%.3f,%.3f\n", algorithm_name(o.algs[a]), o.sizes[s],
+                             r.time, bus_bandwidth(p, static_cast<double>(o.sizes[s]), r.time), r.pred.messages,
+                             link_name(topo, r.pred.busiest_vertex, r.pred.busiest_up).c_str(), r.pred.busiest_bytes,
+                             r.plan_cpu, r.sim_cpu);
+            std::fflush(stdout);
+        }
+    }
+    if (csv) std::fclose(csv);
+
+    // The table: time and bus bandwidth per algorithm, best marked.
+    std::printf("\npredicted time | bus bandwidth (GB/s, 2(P-1)/P * size / time); * = fastest\n");
+    std::printf("%8s", "size");
+    for (std::size_t a = 0; a < o.algs.size(); ++a)
+        if (!skipped[a]) std::printf("  %22s", algorithm_name(o.algs[a]));
+    std::printf("\n");
+    std::vector<int> best(o.sizes.size(), -1);
+    for (std::size_t s = 0; s < o.sizes.size(); ++s) {
+        for (std::size_t a = 0; a < o.algs.size(); ++a)
+            if (!skipped[a] && results[a][s].ok &&
+                (best[s] < 0 || results[a][s].time < results[static_cast<std::size_t>(best[s])][s].time))
+                best[s] = static_cast<int>(a);
+        std::printf("%8s", human_size(o.sizes[s]).c_str());
+        for (std::size_t a = 0; a < o.algs.size(); ++a) {
+            if (skipped[a]) continue;
+            const Result& r = results[a][s];
+            if (!r.ok) {
+                std::printf("  %22s", "-");
+                continue;
+            }
+            std::string cell = time_str(r.time) + " |" +
+                               fmt("%7.2f", bus_bandwidth(p, static_cast<double>(o.sizes[s]), r.time) / 1e9) +
+                               (best[s] == static_cast<int>(a) ? "*" : " ");
+            std::printf("  %22s", cell.c_str());
+        }
+        std::printf("\n");
+    }
+
+    // Decision table: ranges of sizes -> fastest algorithm.  A measured size
+    // starts the range of its winner; the first range starts at 0 and the
+    // last one is open.
+    DecisionTable table;
+    std::string origin_note;
+    for (std::size_t s = 0; s < o.sizes.size();) {
+        if (best[s] < 0) {
+            ++s;
+            continue;
+        }
+        std::size_t e = s;
+        while (e + 1 < o.sizes.size() && best[e + 1] == best[s]) ++e;
+        Rule rule;
+        rule.size.lo = table.empty() ? 0 : o.sizes[s];
+        rule.size.hi = e + 1 < o.sizes.size() ? o.sizes[e + 1] : SizeRange::kUnbounded;
+        rule.ranks = CountRange{p, p};
+        rule.nodes = CountRange{shape.nodes, shape.nodes};
+        rule.algorithm = o.algs[static_cast<std::size_t>(best[s])];
+        Status st = table.add(rule);
+        if (!st) std::printf("  note: rule not added: %s\n", st.message().c_str());
+        s = e + 1;
+    }
+    std::string comment = "topoar_sim prediction for " + what + " (" + std::to_string(p) + " ranks, " +
+                          std::to_string(shape.nodes) + " nodes, " + std::to_string(racks) + " racks)";
+    std::string rules = table.to_text(comment);
+    std::printf("\ndecision table (rules file, docs/rules-format.md):\n%s", rules.c_str());
+    if (!o.rules_file.empty()) {
+        std::ofstream f(o.rules_file);
+        f << rules;
+        if (!f) die("cannot write " + o.rules_file);
+        std::printf("  written to %s\n", o.rules_file.c_str());
+    }
+
+    // Hierarchical ring factorizations.
+    if (o.search_hring) {
+        auto facts = hring_factorizations(p, o.levels);
+        std::printf("\nhring factorizations of %d into at most %d factors (%zu), in topology order:\n", p, o.levels,
+                    facts.size());
+        std::printf("%8s  %24s  %12s  %12s  %s\n", "size", "best factors", "time", "busbw GB/s", "default hring");
+        for (std::size_t s = 0; s < o.sizes.size(); ++s) {
+            double best_t = 0;
+            std::vector<int> best_f;
+            for (const auto& f : facts) {
+                PlanOptions fo = popt;
+                fo.factors = f;
+                Result r = evaluate(topo, Algorithm::hring, o.sizes[s], o, fo);
+                if (!r.ok) continue;
+                if (best_f.empty() || r.time < best_t) {
+                    best_t = r.time;
+                    best_f = f;
+                }
+            }
+            std::string def = "-";
+            for (std::size_t a = 0; a < o.algs.size(); ++a)
+                if (o.algs[a] == Algorithm::hring && results[a][s].ok) def = time_str(results[a][s].time);
+            if (best_f.empty()) {
+                std::printf("%8s  %24s\n", human_size(o.sizes[s]).c_str(), "(hring unavailable)");
+                continue;
+            }
+            std::printf("%8s  %24s  %12s  %12.2f  %s\n", human_size(o.sizes[s]).c_str(),
+                        format_hring_factors(best_f).c_str(), time_str(best_t).c_str(),
+                        bus_bandwidth(p, static_cast<double>(o.sizes[s]), best_t) / 1e9, def.c_str());
+            std::fflush(stdout);
+        }
+    }
+
+    // Cost of the simulation itself.
+    std::printf("\nsimulator cost (CPU seconds, max over sizes): ");
+    for (std::size_t a = 0; a < o.algs.size(); ++a) {
+        if (skipped[a]) continue;
+        double pl = 0, si = 0;
+        for (const Result& r : results[a]) {
+            pl = std::max(pl, r.plan_cpu);
+            si = std::max(si, r.sim_cpu);
+        }
+        std::printf("%s%s plan %.2f + predict %.2f", a ? "; " : "", algorithm_name(o.algs[a]), pl, si);
+    }
+    std::printf("\n");
+    return 0;
+}
