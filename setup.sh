@@ -51,14 +51,24 @@ build_and_install() {
 run_demo() {
     # shellcheck disable=SC1091
     . "$prefix/share/topoar/topoar-env.sh"
-    local mpirun=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1
-                  --mca coll topoar,tuned,libnbc,basic,self -np 4)
-    [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
-    echo "+ ${mpirun[*]} --mca coll_topoar_verbose 20 topoar_demo"
-    "${mpirun[@]}" --mca coll_topoar_verbose 20 "$prefix/bin/topoar_demo"
-    echo
-    echo "+ ${mpirun[*]} topoar_osu_allreduce -m 8:4194304 -a   (Algorithm: read through MPI_T)"
-    "${mpirun[@]}" "$prefix/bin/topoar_osu_allreduce" -m 8:4194304 -i 50 -x 5 -a
+    local topoar=(--mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_verbose 20)
+    if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v tc >/dev/null; then
+        # Two emulated hosts (network namespaces, 1 Gbit/s links), 2 ranks each.
+        echo "+ tests/cluster/topoar-cluster exec --name demo --nodes 2,2 --node-rate 1gbit -- \\"
+        echo "    ${topoar[*]} --mca coll_topoar_rack_file @RACKFILE@ topoar_demo"
+        tests/cluster/topoar-cluster exec --name demo --nodes 2,2 --node-rate 1gbit -- \
+            "${topoar[@]}" --mca coll_topoar_rack_file @RACKFILE@ "$prefix/bin/topoar_demo"
+        echo
+        echo "+ the same cluster, topoar_osu_allreduce -a (Algorithm column read through MPI_T)"
+        tests/cluster/topoar-cluster exec --name demo --nodes 2,2 --node-rate 1gbit -- \
+            --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_rack_file @RACKFILE@ \
+            "$prefix/bin/topoar_osu_allreduce" -m 8:4194304 -i 20 -x 2 -a
+    else
+        # Not root: one host, where auto would hand every call to tuned.
+        local mpirun=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -np 4)
+        echo "+ ${mpirun[*]} ${topoar[*]} --mca coll_topoar_single_node_fallback 0 topoar_demo"
+        "${mpirun[@]}" "${topoar[@]}" --mca coll_topoar_single_node_fallback 0 "$prefix/bin/topoar_demo"
+    fi
 }
 
 run_tests() {

@@ -52,8 +52,11 @@ Status Engine::setup(const std::vector<RankInfo>& ranks) {
     return Status::ok();
 }
 
+// Built-in default across hosts: the latency algorithm (node leaders) for
+// small messages, aggregation trees above; both measured best on the
+// emulated clusters of docs/performance.md.
 Algorithm Engine::builtin_choice(std::size_t bytes) const {
-    return bytes <= cfg_.small_msg_bytes ? Algorithm::recursive_doubling : Algorithm::ring;
+    return bytes <= cfg_.small_msg_bytes ? Algorithm::recursive_doubling : Algorithm::tree;
 }
 
 Choice Engine::decide(std::size_t bytes, MemType mem) const {
@@ -141,6 +144,9 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
     Choice choice = decide(count * elem_size, MemType::host);
     last_choice_ = choice;
     last_fell_through_ = false;
+    if (cfg_.algorithm == Algorithm::automatic && !choice.matched() && cfg_.single_node_hand_down &&
+        shape_.nodes <= 1)
+        return Status::unsupported("auto on a single-node communicator: the previous module is used");
     Algorithm alg = choice.algorithm;
     std::size_t segment = choice.has_segment ? choice.segment_bytes : cfg_.segment_bytes;
     *used = alg;

@@ -33,6 +33,10 @@ struct EngineConfig {
     // Pipelining unit planners build into their rounds (0: none; the
     // executor's step-wise dataflow already pipelines chains and trees).
     std::size_t pipeline_bytes = 32 * 1024;
+    // auto on a communicator within one host: hand the call down (tuned's
+    // shared-memory algorithms are faster there than topoar's network-shaped
+    // ones; measured in docs/performance.md).  A rules file still applies.
+    bool single_node_hand_down = true;
     std::size_t small_msg_bytes = 4096;
     int num_trees = 0;              // aggregation trees (0: planner's choice)
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)

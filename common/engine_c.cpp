@@ -110,6 +110,7 @@ topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t*
         c.algorithm = static_cast<Algorithm>(cfg->algorithm);
         c.segment_bytes = cfg->segment_bytes;
         c.pipeline_bytes = cfg->pipeline_bytes;
+        c.single_node_hand_down = cfg->single_node_hand_down != 0;
         c.small_msg_bytes = cfg->small_msg_bytes;
         if (cfg->topology_file) c.discovery.topology_file = cfg->topology_file;
         if (cfg->rack_file) c.discovery.rack_file = cfg->rack_file;

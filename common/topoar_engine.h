@@ -62,6 +62,7 @@ typedef struct topoar_config {
     size_t segment_bytes;     /* largest message; 0 = whole operations */
     size_t pipeline_bytes;    /* pipelining unit planned into rounds; 0 = none */
     size_t small_msg_bytes;   /* auto: at or below, the latency algorithm */
+    int single_node_hand_down; /* auto within one host: use the previous module */
     const char *topology_file; /* NULL or "" when unset */
     const char *rack_file;
     /* Up-link defaults per level, "BANDWIDTH[,LATENCY]" such as

@@ -29,6 +29,7 @@ typedef struct mca_coll_topoar_component_t {
     size_t segment_size;      /* bytes: largest message */
     size_t pipeline_size;     /* bytes: pipelining unit planned into rounds */
     size_t small_msg_size;    /* bytes: auto's latency-algorithm threshold */
+    bool single_node_fallback; /* auto within one host: previous module */
     char *topology_file;
     char *rack_file;
     char *socket_link, *node_link, *rack_link, *spine_link; /* "BW[,LAT]" */

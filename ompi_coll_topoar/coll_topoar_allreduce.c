@@ -102,6 +102,7 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
         .segment_bytes = cm->segment_size,
         .pipeline_bytes = cm->pipeline_size,
         .small_msg_bytes = cm->small_msg_size,
+        .single_node_hand_down = cm->single_node_fallback ? 1 : 0,
         .topology_file = cm->topology_file,
         .rack_file = cm->rack_file,
         .socket_link = cm->socket_link,

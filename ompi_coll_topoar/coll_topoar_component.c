@@ -39,6 +39,7 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .segment_size = 32 * 1024,
     .pipeline_size = 32 * 1024,
     .small_msg_size = 4096,
+    .single_node_fallback = true,
     .last_algorithm = TOPOAR_LAST_NONE,
 };
 
@@ -172,6 +173,12 @@ static int topoar_register(void)
         c, "small_msg_size",
         "auto: messages of at most this many bytes use the latency-optimal algorithm",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->small_msg_size);
+
+    (void) mca_base_component_var_register(
+        c, "single_node_fallback",
+        "auto: hand calls on communicators within one host to the previous module (tuned's shared-memory "
+        "algorithms win there); 0 makes topoar run them too. A rules file takes precedence.",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->single_node_fallback);
 
     cm->topology_file = NULL;
     (void) mca_base_component_var_register(

@@ -43,19 +43,29 @@ expect_output() {
     fi
 }
 
-# Which algorithms this build implements (the others are skipped, loudly).
+# Every algorithm at np = 1..8 on this one host.  auto would hand
+# single-host communicators down (coll_topoar_single_node_fallback), so here
+# it is told to run them itself; the default is checked below.
 for alg in $algorithms; do
     mode=--quick
     [ "$alg" = auto ] && mode=""
     for np in $(seq 1 "$max_np"); do
         check "correctness alg=$alg np=$np ${mode:-full}" \
-            "${mpi[@]}" --mca coll_topoar_allreduce_algorithm "$alg" -np "$np" "$bin" $mode --expect-topoar
+            "${mpi[@]}" --mca coll_topoar_allreduce_algorithm "$alg" --mca coll_topoar_single_node_fallback 0 \
+            -np "$np" "$bin" $mode --expect-topoar
     done
 done
+# Default auto on one host: calls are handed to tuned, said at verbose 50.
+expect_output "auto hands single-host communicators down" "passed down \(auto on a single-node" \
+    "${mpi[@]}" --mca coll_topoar_verbose 50 -np 3 "$bin" --quick
 
 # A tiny segment size makes every message a long train of segments.
-check "correctness segment_size=64 np=5" \
-    "${mpi[@]}" --mca coll_topoar_segment_size 64 -np 5 "$bin" --quick --expect-topoar
+check "correctness segment_size=64 pipeline_size=200 np=5" \
+    "${mpi[@]}" --mca coll_topoar_segment_size 64 --mca coll_topoar_pipeline_size 200 \
+    --mca coll_topoar_allreduce_algorithm tree -np 5 "$bin" --quick --expect-topoar
+check "correctness segment_size=0 pipeline_size=0 np=4" \
+    "${mpi[@]}" --mca coll_topoar_segment_size 0 --mca coll_topoar_pipeline_size 0 \
+    --mca coll_topoar_allreduce_algorithm flexreduce -np 4 "$bin" --quick --expect-topoar
 
 # Unreadable topology file: one clear message, previous module, right answers.
 expect_output "unreadable topology file falls back" "set-up failed .*/nonexistent/topo" \
@@ -68,10 +78,12 @@ expect_output "malformed rack file names file and line" "set-up failed .*bad-rac
 # Bad enum value: Open MPI reports it (its message does not always survive
 # mpirun's forwarding); auto stays and topoar keeps handling the calls.
 expect_output "bad algorithm name keeps auto" " 0 failed" \
-    "${mpi[@]}" --mca coll_topoar_allreduce_algorithm bogus -np 2 "$bin" --quick --expect-topoar
+    "${mpi[@]}" --mca coll_topoar_allreduce_algorithm bogus --mca coll_topoar_single_node_fallback 0 \
+    -np 2 "$bin" --quick --expect-topoar
 # Verbose: the topology on rank 0 and the algorithm per size class.
 expect_output "verbose prints topology and choices" "allreduce of .* bytes .* -> " \
-    "${mpi[@]}" --mca coll_topoar_verbose 20 -np 3 "$bin" --quick --expect-topoar
+    "${mpi[@]}" --mca coll_topoar_verbose 20 --mca coll_topoar_single_node_fallback 0 -np 3 "$bin" --quick \
+    --expect-topoar
 # ompi_info lists the parameters and performance variables.
 expect_output "ompi_info lists parameters" "coll_topoar_allreduce_algorithm.*auto" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
@@ -85,7 +97,7 @@ if command -v valgrind >/dev/null; then
         # Only frames of topoar count: Open MPI itself is not valgrind-clean.
         if echo "$out" | grep -E "^==[0-9]+== .*(topoar|coll_topoar)" >/dev/null; then exit 1; fi
         echo "$out" | grep -q " 0 failed" ' _ \
-        "${mpi[@]}" -np 2 "${vg[@]}" "$bin" --quick --expect-topoar
+        "${mpi[@]}" --mca coll_topoar_allreduce_algorithm tree -np 2 "${vg[@]}" "$bin" --quick --expect-topoar
 fi
 
 echo "run-mpi-tests: $passed passed, $failed failed"
