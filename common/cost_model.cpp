@@ -1,5 +1,7 @@
 #include "cost_model.hpp"
 
+#include "executor.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -35,17 +37,20 @@ private:
     std::size_t head_ = 0;
 };
 
-// Two kinds of events move the simulation: a flow has drained its bytes, a
-// rank's round is over.  (A message's arrival needs no event of its own: the
-// round end it may complete is computed from it and scheduled.)  Events are
-// 16 bytes; ties pop in an order fixed by the push sequence, so a prediction
-// is deterministic.
-enum EventType : std::uint32_t { kFlowEnd, kRoundEnd };
+// Events that move the simulation: a flow has drained its bytes; (rounds
+// mode) a rank's round is over; (dataflow mode) a message reaches its
+// receiver, a reduction is done, a rendezvous handshake is done.  In rounds
+// mode a message's arrival needs no event of its own: the round end it may
+// complete is computed from it and scheduled.  Events are 16 bytes; ties pop
+// in an order fixed by the push sequence, so a prediction is deterministic.
+enum EventType : std::uint32_t { kFlowEnd, kRoundEnd, kArrive, kApplied, kWireReady };
+constexpr std::uint32_t kTypeBits = 3, kTypeMask = 7;
+constexpr std::uint32_t kVersionMask = 0x1fffffffu;  // what is left of 32 bits
 
 struct Event {
     double time;
     std::uint32_t id;
-    std::uint32_t tag;  // type in bit 0, flow version above
+    std::uint32_t tag;  // type in the low kTypeBits bits, flow version above
 };
 
 // A monotone priority queue (radix heap): events are never scheduled before
@@ -124,6 +129,7 @@ struct Box {
     IntQueue unmatched_msgs;
     IntQueue unmatched_slots;
     bool flowing = false;
+    bool armed = false;      // dataflow: a kWireReady event is pending
 };
 
 struct Flow {
@@ -132,7 +138,7 @@ struct Flow {
     double remaining = 0;  // bytes left at time `last`
     double rate = 0;       // bytes per second since `last`
     double last = 0;
-    std::uint32_t version = 0;  // 31 bits used
+    std::uint32_t version = 0;  // 29 bits used
     std::vector<int> links;  // the box's limited links, copied here for locality
     std::vector<int> pos;    // index in active[link] for each of links
 };
@@ -157,6 +163,34 @@ struct RankState {
     double reduced = 0;
 };
 
+// Dataflow mode: one executor step (ExecProgram::Step) of one rank.  Steps of
+// all ranks live in one array, rank r's from base[r] on, in schedule order.
+constexpr std::uint32_t kNone = UINT32_MAX;
+enum StepState : std::uint8_t { kWaiting, kPosted, kHandshake, kArrived, kApplying, kFinished };
+
+struct DStep {
+    std::uint32_t bytes = 0;
+    std::int32_t box = -1;           // send: rank -> peer; receive: peer -> rank
+    std::int32_t round = 0;          // the rank's round index
+    std::uint32_t partner = kNone;   // the matching step of the peer
+    std::uint32_t next_send = kNone; // send: the rank's next send to the same peer
+    std::uint32_t deps_left = 0;     // dependencies not finished yet
+    OpKind kind = OpKind::send;
+    std::uint8_t state = kWaiting;
+    bool in_order = false;           // send: the earlier sends to its peer are posted
+    bool early = false;              // receive: the message came before the receive was posted
+};
+
+struct DRank {
+    std::uint32_t round_base = 0;  // its rounds' first steps in round_start_ (and the end)
+    std::uint32_t left_base = 0;   // its rounds in round_left_
+    int nrounds = 0;
+    int cur = 0;                   // lowest round not finished
+    double cpu = 0;                // when its reductions so far are done
+    double reduced = 0;
+    bool done = false;
+};
+
 class Simulation {
 public:
     Simulation(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params)
@@ -165,16 +199,17 @@ public:
     Status run(Prediction* out);
 
 private:
+    Status run_rounds(Prediction* out);
     int box_of(int src, int dst);
     int new_msg();
-    void push(double t, EventType type, int id, std::uint32_t version = 0) {
-        heap_.push(Event{t, static_cast<std::uint32_t>(id), (version << 1) | type});
+    void push(double t, EventType type, std::uint32_t id, std::uint32_t version = 0) {
+        heap_.push(Event{t, id, (version << kTypeBits) | type});
     }
     void start_round(int r, double t);
     void post_recv(int r, int box, int slot, double t);
     void post_send(int r, int box, double bytes, double t);
     void try_start_wire(int box, double t);
-    void start_flow(int msg, double t);
+    void start_flow(int msg, int box, double bytes, double t);
     void end_flow(int flow, double t);
     void deliver(int msg, double t);
     void set_rate(int flow, double rate, double t);
@@ -186,6 +221,26 @@ private:
         }
     }
     void recompute_rates(double t);
+
+    // Dataflow mode.
+    Status build_dataflow();
+    Status run_dataflow(Prediction* out);
+    void df_try_start_wire(int box, double t);
+    int rank_of(const DStep& s) const {
+        const Box& b = boxes_[static_cast<std::size_t>(s.box)];
+        return s.kind == OpKind::send ? b.src : b.dst;
+    }
+    bool df_sendable(std::uint32_t g) const {
+        const DStep& s = steps_[g];
+        return s.state == kWaiting && s.in_order && s.deps_left == 0 &&
+               s.round < dranks_[static_cast<std::size_t>(rank_of(s))].cur + kWindowRounds;
+    }
+    void df_enter_round(int r, int k, double t);
+    void df_post_send(std::uint32_t g, double t);
+    void df_post_recv(std::uint32_t g, double t);
+    void df_try_apply(std::uint32_t g, double t);
+    void df_drain(double t);
+    bool reverse_busy(const Box& b) const;
 
     const Topology& topo_;
     const Plan& plan_;
@@ -217,6 +272,17 @@ private:
     std::vector<int> comp_links_, comp_flows_, stack_;
     std::size_t messages_ = 0, events_ = 0, rate_updates_ = 0;
     double bytes_sent_ = 0;
+
+    // Dataflow mode: steps of all ranks, their dependents (CSR), per step
+    // a time (send: posted, then handshake done; receive: posted, or the
+    // early message's arrival), per rank round bounds and unfinished steps.
+    std::vector<DStep> steps_;
+    std::vector<double> time_;
+    std::vector<std::uint32_t> dep_off_, dependents_;
+    std::vector<std::uint32_t> round_start_, round_left_;
+    std::vector<DRank> dranks_;
+    std::vector<std::uint32_t> work_;  // steps finishing now
+    Prediction* out_ = nullptr;
 };
 
 int Simulation::box_of(int src, int dst) {
@@ -363,21 +429,21 @@ void Simulation::post_send(int r, int box_id, double bytes, double t) {
 }
 
 void Simulation::try_start_wire(int box_id, double t) {
+    if (params_.mode == CostMode::dataflow) return df_try_start_wire(box_id, t);
     Box& b = boxes_[static_cast<std::size_t>(box_id)];
     if (b.flowing || b.wire.empty()) return;
     int m = b.wire.front();
     const Msg& msg = msgs_[static_cast<std::size_t>(m)];
     if (!msg.matched && msg.bytes > static_cast<double>(params_.eager_bytes)) return;
     b.flowing = true;
-    start_flow(m, t);
+    start_flow(m, box_id, msg.bytes, t);
 }
 
-void Simulation::start_flow(int m, double t) {
-    const Msg& msg = msgs_[static_cast<std::size_t>(m)];
-    const Box& b = boxes_[static_cast<std::size_t>(msg.box)];
+void Simulation::start_flow(int m, int box, double bytes, double t) {
+    const Box& b = boxes_[static_cast<std::size_t>(box)];
     ++messages_;
-    bytes_sent_ += msg.bytes;
-    for (int l : b.path) link_bytes_[static_cast<std::size_t>(l)] += msg.bytes;
+    bytes_sent_ += bytes;
+    for (int l : b.path) link_bytes_[static_cast<std::size_t>(l)] += bytes;
 
     int f;
     if (!free_flows_.empty()) {
@@ -391,11 +457,11 @@ void Simulation::start_flow(int m, double t) {
     }
     Flow& fl = flows_[static_cast<std::size_t>(f)];
     fl.msg = m;
-    fl.box = msg.box;
-    fl.remaining = msg.bytes;
+    fl.box = box;
+    fl.remaining = bytes;
     fl.rate = 0;
     fl.last = t;
-    fl.version = (fl.version + 1) & 0x7fffffffu;
+    fl.version = (fl.version + 1) & kVersionMask;
     fl.links.assign(b.links.begin(), b.links.end());
     fl.pos.resize(b.links.size());
     // Alone on all its links (the common case: a ring's hops, a host's
@@ -421,7 +487,7 @@ void Simulation::set_rate(int f, double rate, double t) {
     if (fl.rate > 0 && t > fl.last) fl.remaining = std::max(0.0, fl.remaining - fl.rate * (t - fl.last));
     fl.last = t;
     fl.rate = rate;
-    fl.version = (fl.version + 1) & 0x7fffffffu;
+    fl.version = (fl.version + 1) & kVersionMask;
     ++rate_updates_;
     double finish = rate > 0 ? t + fl.remaining / rate : kInf;
     push(finish, kFlowEnd, f, fl.version);
@@ -448,13 +514,22 @@ void Simulation::end_flow(int f, double t) {
         if (!act.empty()) mark_dirty(l);  // the others may speed up
     }
     const int m = fl.msg;
-    fl.version = (fl.version + 1) & 0x7fffffffu;  // stale events of this flow are ignored
+    fl.version = (fl.version + 1) & kVersionMask;  // stale events of this flow are ignored
     fl.msg = -1;
     free_flows_.push_back(f);
 
     Box& bx = boxes_[static_cast<std::size_t>(box_id)];
     bx.flowing = false;
     bx.wire.pop();
+    if (params_.mode == CostMode::dataflow) {
+        // The send step is done; its receive gets the data a latency later.
+        const std::uint32_t g = static_cast<std::uint32_t>(m);
+        work_.push_back(g);
+        if (steps_[g].partner != kNone) push(t + bx.latency, kArrive, steps_[g].partner);
+        try_start_wire(box_id, t);
+        df_drain(t);
+        return;
+    }
     RankState& sender = ranks_[static_cast<std::size_t>(bx.src)];
     --sender.sends_left;
     sender.last_send_done = std::max(sender.last_send_done, t);
@@ -570,6 +645,293 @@ void Simulation::recompute_rates(double t) {
     }
 }
 
+// ---------------------------------------------------------------- dataflow
+
+// Every rank's schedule compiled by the executor's own compile_schedule, so
+// the steps and their dependencies are the ones that run; kept compactly
+// (the ExecProgram of a rank is dropped once copied).  Messages are matched
+// here once: the k-th send from a to b pairs with b's k-th receive from a
+// (both sides post them in schedule order, and MPI does not overtake).
+Status Simulation::build_dataflow() {
+    const int p = plan_.nranks;
+    std::size_t seg_elems = params_.segment_bytes / elem_size_;
+    if (params_.segment_bytes && seg_elems == 0) seg_elems = 1;  // as Engine::plan_for
+    std::size_t total = count_steps(plan_, elem_size_, params_.segment_bytes);
+    if (total >= static_cast<std::size_t>(INT32_MAX))
+        return Status::invalid("cost model: " + std::to_string(total) + " executor steps are too many to simulate");
+    steps_.reserve(total);
+    dranks_.assign(static_cast<std::size_t>(p), DRank{});
+    std::vector<std::vector<std::uint32_t>> box_sends, box_recvs;  // per box, in schedule order
+    std::vector<std::uint32_t> last_send(static_cast<std::size_t>(p), kNone), cnt;
+    std::vector<std::uint32_t> deps;  // this rank's dependency lists, flattened
+    std::vector<std::uint32_t> dep_begin;
+    dep_off_.assign(1, 0);
+    for (int r = 0; r < p; ++r) {
+        ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_);
+        const std::uint32_t base = static_cast<std::uint32_t>(steps_.size());
+        DRank& dr = dranks_[static_cast<std::size_t>(r)];
+        dr.round_base = static_cast<std::uint32_t>(round_start_.size());
+        dr.left_base = static_cast<std::uint32_t>(round_left_.size());
+        dr.nrounds = static_cast<int>(prog.round_begin.size()) - 1;
+        for (int k = 0; k <= dr.nrounds; ++k) {
+            round_start_.push_back(base + static_cast<std::uint32_t>(prog.round_begin[static_cast<std::size_t>(k)]));
+            if (k < dr.nrounds)
+                round_left_.push_back(static_cast<std::uint32_t>(prog.round_begin[static_cast<std::size_t>(k) + 1] -
+                                                                 prog.round_begin[static_cast<std::size_t>(k)]));
+        }
+        const std::size_t n = prog.steps.size();
+        cnt.assign(n + 1, 0);
+        for (std::size_t i = 0; i < n; ++i) {
+            const ExecProgram::Step& st = prog.steps[i];
+            DStep d;
+            d.bytes = static_cast<std::uint32_t>(st.count * elem_size_);
+            d.round = st.round;
+            d.kind = st.kind;
+            d.deps_left = static_cast<std::uint32_t>(st.deps.size());
+            const std::uint32_t g = base + static_cast<std::uint32_t>(i);
+            if (st.kind == OpKind::send) {
+                d.box = box_of(r, st.peer);
+                std::uint32_t& last = last_send[static_cast<std::size_t>(st.peer)];
+                if (last == kNone)
+                    d.in_order = true;
+                else
+                    steps_[last].next_send = g;
+                last = g;
+                if (box_sends.size() <= static_cast<std::size_t>(d.box)) box_sends.resize(boxes_.size());
+                box_sends[static_cast<std::size_t>(d.box)].push_back(g);
+            } else {
+                d.box = box_of(st.peer, r);
+                if (box_recvs.size() <= static_cast<std::size_t>(d.box)) box_recvs.resize(boxes_.size());
+                box_recvs[static_cast<std::size_t>(d.box)].push_back(g);
+            }
+            for (std::uint32_t j : st.deps) ++cnt[j];
+            steps_.push_back(d);
+        }
+        for (const auto& st : prog.steps)
+            if (st.kind == OpKind::send) last_send[static_cast<std::size_t>(st.peer)] = kNone;
+        // Dependents (the reverse of deps), as CSR after the earlier ranks'.
+        std::uint32_t run = dep_off_.back();
+        std::uint64_t all = run;
+        for (std::size_t i = 0; i < n; ++i) all += prog.steps[i].deps.size();
+        if (all >= UINT32_MAX) return Status::invalid("cost model: too many step dependencies to simulate");
+        for (std::size_t i = 0; i < n; ++i) {
+            std::uint32_t c = cnt[i];
+            cnt[i] = run;
+            run += c;
+            dep_off_.push_back(run);
+        }
+        dependents_.resize(run);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::uint32_t j : prog.steps[i].deps) dependents_[cnt[j]++] = base + static_cast<std::uint32_t>(i);
+    }
+    box_sends.resize(boxes_.size());
+    box_recvs.resize(boxes_.size());
+    for (std::size_t b = 0; b < boxes_.size(); ++b) {
+        const auto& sends = box_sends[b];
+        const auto& recvs = box_recvs[b];
+        for (std::size_t k = 0; k < sends.size() && k < recvs.size(); ++k) {
+            steps_[sends[k]].partner = recvs[k];
+            steps_[recvs[k]].partner = sends[k];
+        }
+    }
+    time_.assign(steps_.size(), 0.0);
+    return Status::ok();
+}
+
+// Round k of rank r enters the window: its receives are posted, its ready
+// sends too (executor.cpp's pass over the window).
+void Simulation::df_enter_round(int r, int k, double t) {
+    const DRank& dr = dranks_[static_cast<std::size_t>(r)];
+    const std::uint32_t lo = round_start_[dr.round_base + static_cast<std::uint32_t>(k)];
+    const std::uint32_t hi = round_start_[dr.round_base + static_cast<std::uint32_t>(k) + 1];
+    for (std::uint32_t g = lo; g < hi; ++g) {
+        if (steps_[g].kind != OpKind::send)
+            df_post_recv(g, t);
+        else if (df_sendable(g))
+            df_post_send(g, t);
+    }
+}
+
+// Posts send g and, behind it, the sends to the same peer it held back.
+void Simulation::df_post_send(std::uint32_t g, double t) {
+    while (true) {
+        DStep& s = steps_[g];
+        s.state = kPosted;
+        time_[g] = t;
+        boxes_[static_cast<std::size_t>(s.box)].wire.push(static_cast<int>(g));
+        try_start_wire(s.box, t);
+        const std::uint32_t next = s.next_send;
+        if (next == kNone) return;
+        steps_[next].in_order = true;
+        if (!df_sendable(next)) return;
+        g = next;
+    }
+}
+
+void Simulation::df_post_recv(std::uint32_t g, double t) {
+    DStep& s = steps_[g];
+    if (s.early) {  // eager data waiting in the unexpected queue
+        s.state = kArrived;
+        df_try_apply(g, t);
+        return;
+    }
+    s.state = kPosted;
+    time_[g] = t;
+    // A rendezvous send may have been waiting for this receive.
+    if (s.partner != kNone && steps_[s.partner].state == kPosted) try_start_wire(steps_[s.partner].box, t);
+}
+
+// A received step is applied once its dependencies are finished; reductions
+// queue on the rank's CPU, copies are free.
+void Simulation::df_try_apply(std::uint32_t g, double t) {
+    DStep& s = steps_[g];
+    if (s.state != kArrived || s.deps_left != 0) return;
+    s.state = kApplying;
+    if (s.kind == OpKind::recv_reduce) {
+        DRank& dr = dranks_[static_cast<std::size_t>(rank_of(s))];
+        dr.reduced += s.bytes;
+        const double cost = params_.gamma * s.bytes;
+        if (cost > 0) {
+            dr.cpu = std::max(dr.cpu, t) + cost;
+            push(dr.cpu, kApplied, g);
+            return;
+        }
+    }
+    work_.push_back(g);
+}
+
+// Finishes the steps in work_ at time t, and whatever that makes ready.
+void Simulation::df_drain(double t) {
+    while (!work_.empty()) {
+        const std::uint32_t g = work_.back();
+        work_.pop_back();
+        DStep& s = steps_[g];
+        s.state = kFinished;
+        for (std::uint32_t k = dep_off_[g]; k < dep_off_[g + 1]; ++k) {
+            const std::uint32_t d = dependents_[k];
+            if (--steps_[d].deps_left != 0) continue;
+            if (steps_[d].kind == OpKind::send) {
+                if (df_sendable(d)) df_post_send(d, t);
+            } else {
+                df_try_apply(d, t);
+            }
+        }
+        const int r = rank_of(s);
+        DRank& dr = dranks_[static_cast<std::size_t>(r)];
+        if (--round_left_[dr.left_base + static_cast<std::uint32_t>(s.round)] != 0 || s.round != dr.cur) continue;
+        // The lowest round is done: the window slides (maybe several rounds,
+        // later ones may have finished first).
+        while (dr.cur < dr.nrounds && round_left_[dr.left_base + static_cast<std::uint32_t>(dr.cur)] == 0) {
+            ++dr.cur;
+            const int k = dr.cur + kWindowRounds - 1;
+            if (k < dr.nrounds) df_enter_round(r, k, t);
+        }
+        if (dr.cur == dr.nrounds && !dr.done) {
+            dr.done = true;
+            out_->rank_time[static_cast<std::size_t>(r)] = t;
+        }
+    }
+}
+
+// Whether the direction opposite to b's path carries data now (a handshake
+// answer would queue behind it).
+bool Simulation::reverse_busy(const Box& b) const {
+    for (int l : b.links)
+        if (!active_[static_cast<std::size_t>(l ^ 1)].empty()) return true;
+    return false;
+}
+
+// The pair's next message goes when the previous one has drained; an eager
+// one at once, a rendezvous one after the handshake: the request reaches
+// the receiver (one latency after the send was posted), the receiver
+// answers once its receive is posted, the answer takes a latency back.
+void Simulation::df_try_start_wire(int box_id, double t) {
+    Box& b = boxes_[static_cast<std::size_t>(box_id)];
+    if (b.flowing || b.wire.empty()) return;
+    const std::uint32_t m = static_cast<std::uint32_t>(b.wire.front());
+    DStep& s = steps_[m];
+    if (s.bytes > params_.eager_bytes) {
+        if (s.state == kPosted) {
+            if (s.partner == kNone || steps_[s.partner].state == kWaiting) return;  // no receive yet
+            double answer = std::max(time_[s.partner], time_[m] + b.latency);
+            time_[m] = answer + b.latency + (reverse_busy(b) ? params_.handshake_queue_delay : 0.0);
+            s.state = kHandshake;
+        }
+        if (time_[m] > t) {
+            if (!b.armed) {
+                b.armed = true;
+                push(time_[m], kWireReady, static_cast<std::uint32_t>(box_id));
+            }
+            return;
+        }
+    }
+    b.flowing = true;
+    start_flow(static_cast<int>(m), box_id, static_cast<double>(s.bytes), t);
+}
+
+Status Simulation::run_dataflow(Prediction* out) {
+    TOPOAR_TRY(build_dataflow());
+    const int p = plan_.nranks;
+    for (int r = 0; r < p; ++r) {
+        DRank& dr = dranks_[static_cast<std::size_t>(r)];
+        if (dr.nrounds == 0) {
+            dr.done = true;
+            continue;
+        }
+        for (int k = 0; k < std::min(dr.nrounds, kWindowRounds); ++k) df_enter_round(r, k, 0.0);
+    }
+    df_drain(0.0);
+    double now = 0;
+    recompute_rates(now);
+    while (!heap_.empty()) {
+        now = heap_.min_time();
+        while (heap_.has_now()) {
+            Event e = heap_.pop();
+            switch (e.tag & kTypeMask) {
+            case kFlowEnd:
+                if (flows_[e.id].version != (e.tag >> kTypeBits)) continue;  // superseded by a rate change
+                end_flow(static_cast<int>(e.id), now);
+                break;
+            case kArrive: {
+                DStep& s = steps_[e.id];
+                if (s.state == kWaiting) {  // before its receive is posted (eager)
+                    s.early = true;
+                } else {
+                    s.state = kArrived;
+                    df_try_apply(e.id, now);
+                    df_drain(now);
+                }
+                break;
+            }
+            case kApplied:
+                work_.push_back(e.id);
+                df_drain(now);
+                break;
+            case kWireReady:
+                boxes_[e.id].armed = false;
+                try_start_wire(static_cast<int>(e.id), now);
+                break;
+            default:
+                break;
+            }
+            ++events_;
+        }
+        recompute_rates(now);
+    }
+    out->steps = steps_.size();
+    for (int r = 0; r < p; ++r) {
+        const DRank& dr = dranks_[static_cast<std::size_t>(r)];
+        if (!dr.done) {
+            std::ostringstream m;
+            m << "cost model: the plan cannot complete: rank " << r << " waits forever in its round " << dr.cur
+              << " (a receive without a matching send, or a send nobody receives)";
+            return Status::internal(m.str());
+        }
+        out->max_bytes_reduced = std::max(out->max_bytes_reduced, dr.reduced);
+    }
+    return Status::ok();
+}
+
 Status Simulation::run(Prediction* out) {
     const int p = plan_.nranks;
     const std::size_t nv = static_cast<std::size_t>(topo_.num_nodes());
@@ -581,7 +943,7 @@ Status Simulation::run(Prediction* out) {
         const TopoNode& n = topo_.node(static_cast<int>(v));
         if (n.parent < 0) continue;
         double bw = n.up.bandwidth > 0 ? n.up.bandwidth : params_.unknown_bandwidth;
-        if (bw > 0) cap_[2 * v] = cap_[2 * v + 1] = bw;
+        if (bw > 0) cap_[2 * v] = cap_[2 * v + 1] = bw * params_.wire_efficiency;
     }
     active_.assign(2 * nv, {});
     link_bytes_.assign(2 * nv, 0);
@@ -590,8 +952,38 @@ Status Simulation::run(Prediction* out) {
     rem_.assign(2 * nv, 0);
     cnt_.assign(2 * nv, 0);
     out_boxes_.assign(static_cast<std::size_t>(p), {});
-    ranks_.assign(static_cast<std::size_t>(p), RankState{});
+    out_ = out;
+    if (params_.mode == CostMode::dataflow)
+        TOPOAR_TRY(run_dataflow(out));
+    else
+        TOPOAR_TRY(run_rounds(out));
+    for (double t : out->rank_time) out->time = std::max(out->time, t);
+    out->messages = messages_;
+    out->bytes_sent = bytes_sent_;
+    out->events = events_;
+    out->rate_updates = rate_updates_;
+    double best_s = -1, best_b = -1;
+    for (std::size_t v = 1; v < nv; ++v)
+        for (int d = 0; d < 2; ++d) {
+            double bytes = link_bytes_[2 * v + static_cast<std::size_t>(d)];
+            double c = cap_[2 * v + static_cast<std::size_t>(d)];
+            double secs = std::isfinite(c) ? bytes / c : 0;
+            (d == 0 ? out->link_bytes_up : out->link_bytes_down)[v] = bytes;
+            if (bytes > 0 && (secs > best_s || (secs == best_s && bytes > best_b))) {
+                best_s = secs;
+                best_b = bytes;
+                out->busiest_vertex = static_cast<int>(v);
+                out->busiest_up = d == 0;
+                out->busiest_bytes = bytes;
+                out->busiest_seconds = secs;
+            }
+        }
+    return Status::ok();
+}
 
+Status Simulation::run_rounds(Prediction* out) {
+    const int p = plan_.nranks;
+    ranks_.assign(static_cast<std::size_t>(p), RankState{});
     for (int r = 0; r < p; ++r) {
         if (plan_.ranks[static_cast<std::size_t>(r)].rounds.empty())
             ranks_[static_cast<std::size_t>(r)].done = true;
@@ -606,8 +998,8 @@ Status Simulation::run(Prediction* out) {
         while (heap_.has_now()) {
             Event e = heap_.pop();
             const int id = static_cast<int>(e.id);
-            if ((e.tag & 1) == kFlowEnd) {
-                if (flows_[e.id].version != (e.tag >> 1)) continue;  // superseded by a rate change
+            if ((e.tag & kTypeMask) == kFlowEnd) {
+                if (flows_[e.id].version != (e.tag >> kTypeBits)) continue;  // superseded by a rate change
                 ++events_;
                 end_flow(id, now);
             } else {
@@ -633,27 +1025,6 @@ Status Simulation::run(Prediction* out) {
         }
         out->max_bytes_reduced = std::max(out->max_bytes_reduced, s.reduced);
     }
-    for (double t : out->rank_time) out->time = std::max(out->time, t);
-    out->messages = messages_;
-    out->bytes_sent = bytes_sent_;
-    out->events = events_;
-    out->rate_updates = rate_updates_;
-    double best_s = -1, best_b = -1;
-    for (std::size_t v = 1; v < nv; ++v)
-        for (int d = 0; d < 2; ++d) {
-            double bytes = link_bytes_[2 * v + static_cast<std::size_t>(d)];
-            double c = cap_[2 * v + static_cast<std::size_t>(d)];
-            double secs = std::isfinite(c) ? bytes / c : 0;
-            (d == 0 ? out->link_bytes_up : out->link_bytes_down)[v] = bytes;
-            if (bytes > 0 && (secs > best_s || (secs == best_s && bytes > best_b))) {
-                best_s = secs;
-                best_b = bytes;
-                out->busiest_vertex = static_cast<int>(v);
-                out->busiest_up = d == 0;
-                out->busiest_bytes = bytes;
-                out->busiest_seconds = secs;
-            }
-        }
     return Status::ok();
 }
 
@@ -684,6 +1055,18 @@ Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, co
     out->link_bytes_down.assign(static_cast<std::size_t>(topo.num_nodes()), 0.0);
     Simulation sim(topo, plan, elem_size, params);
     return sim.run(out);
+}
+
+std::size_t count_steps(const Plan& plan, std::size_t elem_size, std::size_t segment_bytes) {
+    std::size_t seg = elem_size ? segment_bytes / elem_size : 0;
+    if (segment_bytes && seg == 0) seg = 1;
+    if (seg == 0) seg = SIZE_MAX;
+    if (elem_size) seg = std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / elem_size));
+    std::size_t n = 0;
+    for (const RankSchedule& rs : plan.ranks)
+        for (const Round& round : rs.rounds)
+            for (const Op& op : round.ops) n += (op.count + seg - 1) / seg;
+    return n;
 }
 
 std::string link_name(const Topology& topo, int vertex, bool up) {

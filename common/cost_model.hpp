@@ -1,13 +1,23 @@
 // topoar engine: the cost model predicts how long a Plan takes on a Topology.
 //
 // It replays the plan the way the host executor runs it and the network
-// carries it, as an event-driven simulation (no MPI, no threads):
+// carries it, as an event-driven simulation (no MPI, no threads).  Two
+// replays of the ranks exist:
 //
-//   rank r, round k:  post every receive, then every send (executor order);
-//                     wait for the receives in posting order, reducing each
-//                     one as it arrives; wait for the sends; reductions into
-//                     a range that is also being sent wait for the sends;
-//                     then round k+1.  Ranks are coupled only by messages.
+//   dataflow (default): the executor of executor.hpp, step by step.  Every
+//     rank's schedule is compiled with the executor's own compile_schedule
+//     (same segments, same dependencies), then
+//       - receives are posted when their round enters the window of
+//         kWindowRounds rounds (round r once rounds < r-W+1 are finished);
+//       - a send is posted in that window once the receives it depends on
+//         are applied and the earlier sends to the same peer are posted;
+//       - an arrived receive is applied once its dependencies are finished
+//         (a reduction costs gamma per byte on the rank's one CPU);
+//       - a round is finished when all its steps are.
+//   rounds: the old round-synchronous executor: post the round's receives,
+//     then its sends; wait for all; reductions into a range the round also
+//     sends wait for the sends; then the next round.  Kept for the closed
+//     forms of the papers, which describe lock-step rounds.
 //
 //   message a -> b:   one "flow" over the tree path
 //
@@ -28,7 +38,10 @@
 //              transfer of segment s+1 and only the last one's latency shows.
 //   protocol:  a message of at most eager_bytes flows as soon as it is sent;
 //              a larger one waits until the receiver has posted its receive
-//              (rendezvous).
+//              (rendezvous); in dataflow mode it also pays the handshake
+//              (request there, answer back: two path latencies, plus
+//              handshake_queue_delay when the answer's direction carries data
+//              and so queues behind it).
 //   reduction: gamma seconds per byte reduced, serial per rank.
 //   intra-node: the rank <-> node edge is the process's shared-memory copy
 //              path; two ranks of one host exchange data over their own
@@ -38,13 +51,14 @@
 // ring Section IV-C) with alpha = path latency + overhead and beta = 1 /
 // bottleneck share, but measured on the plan actually executed, so uneven
 // trees, link sharing and pipelining need no special formula.  The unit tests
-// check it against the closed forms (docs/cost-model.md).
+// check it against the closed forms and against runs on emulated clusters
+// (docs/cost-model.md).
 //
 // Cost: O(messages * (path length + log events)) plus max-min recomputation
 // over the connected set of flows that share links with a starting or ending
-// flow; events at the same instant are handled together.  On 2,048 ranks a
-// flat ring (8.4 million messages) takes about 3 s, the hierarchical
-// planners well under a second (docs/cost-model.md, "Performance").
+// flow; events at the same instant are handled together.  The dataflow mode
+// also pays compile_schedule for every rank and keeps about 40 bytes per
+// step plus 4 per dependency (docs/cost-model.md, "Performance").
 #pragma once
 
 #include <cstddef>
@@ -57,7 +71,11 @@
 
 namespace topoar {
 
+// How the ranks replay their schedules (see the top of this file).
+enum class CostMode { dataflow, rounds };
+
 struct CostParams {
+    CostMode mode = CostMode::dataflow;
     // Software overhead per message (MPI stack, matching, completion), added
     // to the path latency of every message, seconds.
     double overhead = 1e-6;
@@ -66,13 +84,21 @@ struct CostParams {
     double gamma = 0.2e-9;
     // The executor's segment size (EngineConfig::segment_bytes); 0 = whole
     // operations are single messages.
-    std::size_t segment_bytes = 512 * 1024;
+    std::size_t segment_bytes = 32 * 1024;
     // Messages up to this size are sent eagerly; larger ones start when the
     // receiver has posted the receive.
     std::size_t eager_bytes = 64 * 1024;
     // Bandwidth for links whose bandwidth is unknown (0 in the topology);
     // 0 here means "unlimited".
     double unknown_bandwidth = 0;
+    // Share of a link's bandwidth that carries payload (protocol headers,
+    // framing).  TCP over Ethernet at MTU 1500: 1448 / 1538 = 0.94, which
+    // the emulated clusters measure (docs/cost-model.md, "Validation").
+    double wire_efficiency = 1.0;
+    // Dataflow mode: extra wait of a rendezvous handshake whose answer
+    // travels against a direction that carries data (it queues behind it;
+    // on the emulated clusters up to tbf's 100 ms queue).  0: ideal queues.
+    double handshake_queue_delay = 0;
 };
 
 struct Prediction {
@@ -95,6 +121,7 @@ struct Prediction {
     // Simulation effort (for the simulator's timing report).
     std::size_t events = 0;
     std::size_t rate_updates = 0;
+    std::size_t steps = 0;               // dataflow: executor steps of all ranks
 };
 
 // Predicts the run time of `plan` (a full plan: only_rank == -1) for
@@ -103,6 +130,10 @@ struct Prediction {
 // without a matching send).
 Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
                Prediction* out);
+
+// Executor steps of all ranks of `plan` (operations cut at segment_bytes):
+// what a dataflow prediction walks, for callers that budget it.
+std::size_t count_steps(const Plan& plan, std::size_t elem_size, std::size_t segment_bytes);
 
 // "node n3 up", "rack r0 down": a link of the prediction, for people.
 std::string link_name(const Topology& topo, int vertex, bool up);

@@ -144,8 +144,8 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
     Choice choice = decide(count * elem_size, MemType::host);
     last_choice_ = choice;
     last_fell_through_ = false;
-    if (cfg_.algorithm == Algorithm::automatic && !choice.matched() && cfg_.single_node_hand_down &&
-        shape_.nodes <= 1)
+    const bool builtin = cfg_.algorithm == Algorithm::automatic && std::string(choice.origin) == "default";
+    if (builtin && cfg_.single_node_hand_down && shape_.nodes <= 1)
         return Status::unsupported("auto on a single-node communicator: the previous module is used");
     Algorithm alg = choice.algorithm;
     std::size_t segment = choice.has_segment ? choice.segment_bytes : cfg_.segment_bytes;

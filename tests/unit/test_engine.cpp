@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine.hpp"
 #include "executor.hpp"
 #include "fake_transport.hpp"
 #include "plan_check.hpp"
@@ -272,6 +273,37 @@ static void test_executor_reports_transport_errors(void** state) {
     assert_int_equal(static_cast<int>(s.code()), static_cast<int>(Code::transport_error));
 }
 
+static void test_auto_hands_single_host_down(void** state) {
+    (void)state;
+    std::vector<RankInfo> one_host(3), two_hosts(3);
+    for (auto& r : one_host) r.host = "a";
+    two_hosts[0].host = "a";
+    two_hosts[1].host = "a";
+    two_hosts[2].host = "b";
+    topoar_test::FakeNetwork net(3);
+    topoar_test::FakeTransport t(net, 0);
+    SumReducer<double> sum;
+    std::vector<double> buf(16, 1.0);
+    Algorithm used = Algorithm::automatic;
+
+    Engine single(0, 3, EngineConfig{});
+    assert_true(single.setup(one_host).is_ok());
+    Status s = single.allreduce(buf.data(), buf.size(), sizeof(double), t, sum, &used);
+    assert_int_equal(static_cast<int>(s.code()), static_cast<int>(Code::unsupported));
+    assert_int_equal(net.messages(), 0);  // decided before anything moved
+
+    EngineConfig keep;
+    keep.single_node_hand_down = false;
+    Engine forced(0, 3, keep);
+    assert_true(forced.setup(one_host).is_ok());
+    assert_int_equal(static_cast<int>(forced.choose(1 << 20)), static_cast<int>(Algorithm::tree));
+
+    Engine multi(0, 3, EngineConfig{});
+    assert_true(multi.setup(two_hosts).is_ok());
+    assert_int_equal(static_cast<int>(multi.choose(8)), static_cast<int>(Algorithm::recursive_doubling));
+    assert_int_equal(static_cast<int>(multi.choose(1 << 20)), static_cast<int>(Algorithm::tree));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_range_covers_exactly),
@@ -285,6 +317,7 @@ int main(void) {
         cmocka_unit_test(test_executor_rd_exact),
         cmocka_unit_test(test_executor_bit_identical),
         cmocka_unit_test(test_executor_reports_transport_errors),
+        cmocka_unit_test(test_auto_hands_single_host_down),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
