@@ -208,7 +208,9 @@ private:
     void start_round(int r, double t);
     void post_recv(int r, int box, int slot, double t);
     void post_send(int r, int box, double bytes, double t);
+    int ready_front(int box, double t, double* bytes);
     void try_start_wire(int box, double t);
+    void count_message(int box, double bytes);
     void start_flow(int msg, int box, double bytes, double t);
     void end_flow(int flow, double t);
     void deliver(int msg, double t);
@@ -225,7 +227,7 @@ private:
     // Dataflow mode.
     Status build_dataflow();
     Status run_dataflow(Prediction* out);
-    void df_try_start_wire(int box, double t);
+    int df_ready_front(int box, double t, double* bytes);
     int rank_of(const DStep& s) const {
         const Box& b = boxes_[static_cast<std::size_t>(s.box)];
         return s.kind == OpKind::send ? b.src : b.dst;
@@ -428,22 +430,38 @@ void Simulation::post_send(int r, int box_id, double bytes, double t) {
     try_start_wire(box_id, t);
 }
 
-void Simulation::try_start_wire(int box_id, double t) {
-    if (params_.mode == CostMode::dataflow) return df_try_start_wire(box_id, t);
-    Box& b = boxes_[static_cast<std::size_t>(box_id)];
-    if (b.flowing || b.wire.empty()) return;
+// The pair's front message if it may go now: eager, or (rendezvous) its
+// receive is posted (rounds mode) or its handshake is done (dataflow mode);
+// -1 otherwise.
+int Simulation::ready_front(int box_id, double t, double* bytes) {
+    if (params_.mode == CostMode::dataflow) return df_ready_front(box_id, t, bytes);
+    const Box& b = boxes_[static_cast<std::size_t>(box_id)];
     int m = b.wire.front();
     const Msg& msg = msgs_[static_cast<std::size_t>(m)];
-    if (!msg.matched && msg.bytes > static_cast<double>(params_.eager_bytes)) return;
+    if (!msg.matched && msg.bytes > static_cast<double>(params_.eager_bytes)) return -1;
+    *bytes = msg.bytes;
+    return m;
+}
+
+void Simulation::try_start_wire(int box_id, double t) {
+    Box& b = boxes_[static_cast<std::size_t>(box_id)];
+    if (b.flowing || b.wire.empty()) return;
+    double bytes = 0;
+    int m = ready_front(box_id, t, &bytes);
+    if (m < 0) return;
     b.flowing = true;
-    start_flow(m, box_id, msg.bytes, t);
+    start_flow(m, box_id, bytes, t);
+}
+
+void Simulation::count_message(int box, double bytes) {
+    ++messages_;
+    bytes_sent_ += bytes;
+    for (int l : boxes_[static_cast<std::size_t>(box)].path) link_bytes_[static_cast<std::size_t>(l)] += bytes;
 }
 
 void Simulation::start_flow(int m, int box, double bytes, double t) {
     const Box& b = boxes_[static_cast<std::size_t>(box)];
-    ++messages_;
-    bytes_sent_ += bytes;
-    for (int l : b.path) link_bytes_[static_cast<std::size_t>(l)] += bytes;
+    count_message(box, bytes);
 
     int f;
     if (!free_flows_.empty()) {
@@ -490,12 +508,46 @@ void Simulation::set_rate(int f, double rate, double t) {
     fl.version = (fl.version + 1) & kVersionMask;
     ++rate_updates_;
     double finish = rate > 0 ? t + fl.remaining / rate : kInf;
-    push(finish, kFlowEnd, f, fl.version);
+    push(finish, kFlowEnd, static_cast<std::uint32_t>(f), fl.version);
 }
 
+// Flow f has drained its message at t.  The sender's send is complete, the
+// receiver gets the data one path latency later.  When the pair's next
+// message may go at once, the flow carries it on: same path, so nobody's
+// max-min share changes and no rates need recomputing (a stream of
+// segments costs one event per segment, not a rate update of every flow
+// in its component).
 void Simulation::end_flow(int f, double t) {
+    const int box_id = flows_[static_cast<std::size_t>(f)].box;
+    const int m = flows_[static_cast<std::size_t>(f)].msg;
+    boxes_[static_cast<std::size_t>(box_id)].wire.pop();
+    if (params_.mode == CostMode::dataflow) {
+        const std::uint32_t g = static_cast<std::uint32_t>(m);
+        work_.push_back(g);
+        if (steps_[g].partner != kNone)
+            push(t + boxes_[static_cast<std::size_t>(box_id)].latency, kArrive, steps_[g].partner);
+        df_drain(t);  // the box still counts as flowing: nothing else starts on it
+    } else {
+        const Box& bx = boxes_[static_cast<std::size_t>(box_id)];
+        RankState& sender = ranks_[static_cast<std::size_t>(bx.src)];
+        --sender.sends_left;
+        sender.last_send_done = std::max(sender.last_send_done, t);
+        deliver(m, t + bx.latency);
+        check_progress(bx.src);
+    }
+
+    double bytes = 0;
+    const int next = boxes_[static_cast<std::size_t>(box_id)].wire.empty() ? -1 : ready_front(box_id, t, &bytes);
     Flow& fl = flows_[static_cast<std::size_t>(f)];
-    const int box_id = fl.box;
+    fl.version = (fl.version + 1) & kVersionMask;  // stale events of this flow are ignored
+    if (next >= 0) {
+        count_message(box_id, bytes);
+        fl.msg = next;
+        fl.remaining = bytes;
+        fl.last = t;
+        push(fl.rate > 0 ? t + bytes / fl.rate : kInf, kFlowEnd, static_cast<std::uint32_t>(f), fl.version);
+        return;
+    }
     for (std::size_t i = 0; i < fl.links.size(); ++i) {
         int l = fl.links[i];
         auto& act = active_[static_cast<std::size_t>(l)];
@@ -513,29 +565,9 @@ void Simulation::end_flow(int f, double t) {
         }
         if (!act.empty()) mark_dirty(l);  // the others may speed up
     }
-    const int m = fl.msg;
-    fl.version = (fl.version + 1) & kVersionMask;  // stale events of this flow are ignored
     fl.msg = -1;
     free_flows_.push_back(f);
-
-    Box& bx = boxes_[static_cast<std::size_t>(box_id)];
-    bx.flowing = false;
-    bx.wire.pop();
-    if (params_.mode == CostMode::dataflow) {
-        // The send step is done; its receive gets the data a latency later.
-        const std::uint32_t g = static_cast<std::uint32_t>(m);
-        work_.push_back(g);
-        if (steps_[g].partner != kNone) push(t + bx.latency, kArrive, steps_[g].partner);
-        try_start_wire(box_id, t);
-        df_drain(t);
-        return;
-    }
-    RankState& sender = ranks_[static_cast<std::size_t>(bx.src)];
-    --sender.sends_left;
-    sender.last_send_done = std::max(sender.last_send_done, t);
-    deliver(m, t + bx.latency);
-    try_start_wire(box_id, t);
-    check_progress(bx.src);
+    boxes_[static_cast<std::size_t>(box_id)].flowing = false;
 }
 
 // Message m arrives at time t (in the future of the simulation clock: only
@@ -564,7 +596,7 @@ void Simulation::check_progress(int r) {
     if (s.next_slot < s.slots.size() || s.sends_left > 0) return;
     double end = std::max(s.cpu, s.last_send_done) + params_.gamma * s.deferred_bytes;
     s.ending = true;
-    push(end, kRoundEnd, r);
+    push(end, kRoundEnd, static_cast<std::uint32_t>(r));
 }
 
 // Max-min fair shares for the flows connected (through shared links) to the
@@ -845,14 +877,13 @@ bool Simulation::reverse_busy(const Box& b) const {
 // one at once, a rendezvous one after the handshake: the request reaches
 // the receiver (one latency after the send was posted), the receiver
 // answers once its receive is posted, the answer takes a latency back.
-void Simulation::df_try_start_wire(int box_id, double t) {
+int Simulation::df_ready_front(int box_id, double t, double* bytes) {
     Box& b = boxes_[static_cast<std::size_t>(box_id)];
-    if (b.flowing || b.wire.empty()) return;
     const std::uint32_t m = static_cast<std::uint32_t>(b.wire.front());
     DStep& s = steps_[m];
     if (s.bytes > params_.eager_bytes) {
         if (s.state == kPosted) {
-            if (s.partner == kNone || steps_[s.partner].state == kWaiting) return;  // no receive yet
+            if (s.partner == kNone || steps_[s.partner].state == kWaiting) return -1;  // no receive yet
             double answer = std::max(time_[s.partner], time_[m] + b.latency);
             time_[m] = answer + b.latency + (reverse_busy(b) ? params_.handshake_queue_delay : 0.0);
             s.state = kHandshake;
@@ -862,11 +893,11 @@ void Simulation::df_try_start_wire(int box_id, double t) {
                 b.armed = true;
                 push(time_[m], kWireReady, static_cast<std::uint32_t>(box_id));
             }
-            return;
+            return -1;
         }
     }
-    b.flowing = true;
-    start_flow(static_cast<int>(m), box_id, static_cast<double>(s.bytes), t);
+    *bytes = static_cast<double>(s.bytes);
+    return static_cast<int>(m);
 }
 
 Status Simulation::run_dataflow(Prediction* out) {

@@ -37,7 +37,7 @@ struct EngineConfig {
     // shared-memory algorithms are faster there than topoar's network-shaped
     // ones; measured in docs/performance.md).  A rules file still applies.
     bool single_node_hand_down = true;
-    std::size_t small_msg_bytes = 4096;
+    std::size_t small_msg_bytes = 65536;
     int num_trees = 0;              // aggregation trees (0: planner's choice)
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
     DiscoveryOptions discovery;

@@ -243,8 +243,12 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
          * so a fallback still sees the caller's buffers untouched). */
         memcpy(rbuf, sbuf, bytes);
     }
+    /* While the collective runs, have opal_progress poll the event library
+     * (TCP sockets) on every call instead of once per tick. */
+    opal_progress_event_users_increment();
     rc = topoar_engine_allreduce(m->engine, rbuf, (size_t) count, (size_t) extent, &transport, &reducer,
                                  &alg);
+    opal_progress_event_users_decrement();
     if (TOPOAR_ERR_UNSUPPORTED == rc) {
         /* Decided before any message moved, identically on every rank. */
         return fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);

@@ -38,7 +38,7 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .algorithm = TOPOAR_ALG_AUTO,
     .segment_size = 32 * 1024,
     .pipeline_size = 32 * 1024,
-    .small_msg_size = 4096,
+    .small_msg_size = 65536,
     .single_node_fallback = true,
     .last_algorithm = TOPOAR_LAST_NONE,
 };
