@@ -79,5 +79,6 @@ done
 
 left=$(ip netns list | grep -c "topoar-$name" || true)
 [ "$left" -eq 0 ] || { echo "FAIL: namespaces left behind"; failed=$((failed + 1)); }
+echo "run-cluster-tests: took $SECONDS s"
 echo "run-cluster-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

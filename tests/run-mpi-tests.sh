@@ -102,5 +102,6 @@ if command -v valgrind >/dev/null; then
         "${mpi[@]}" --mca coll_topoar_allreduce_algorithm tree -np 2 "${vg[@]}" "$bin" --quick --expect-topoar
 fi
 
+echo "run-mpi-tests: took $SECONDS s"
 echo "run-mpi-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
