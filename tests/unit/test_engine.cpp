@@ -10,6 +10,7 @@
 
 #include "engine.hpp"
 #include "executor.hpp"
+#include "exec_harness.hpp"
 #include "fake_transport.hpp"
 #include "plan_check.hpp"
 #include "planners.hpp"
@@ -144,50 +145,19 @@ static void test_validate_rejects_broken_plans(void** state) {
 
 namespace {
 
-template <typename T>
-class SumReducer final : public Reducer {
-public:
-    void reduce(const void* in, void* inout, std::size_t count) override {
-        const T* a = static_cast<const T*>(in);
-        T* b = static_cast<T*>(inout);
-        for (std::size_t i = 0; i < count; ++i) b[i] = a[i] + b[i];
-    }
-};
+using topoar_test::OrderedReducer;
+using topoar_test::SumReducer;
 
-// Non-commutative: result = in * 1000003 + inout (mod 2^64).  Every rank
-// ends with the same value only if all evaluate one expression tree.
-class OrderedReducer final : public Reducer {
-public:
-    void reduce(const void* in, void* inout, std::size_t count) override {
-        const std::uint64_t* a = static_cast<const std::uint64_t*>(in);
-        std::uint64_t* b = static_cast<std::uint64_t*>(inout);
-        for (std::size_t i = 0; i < count; ++i) b[i] = a[i] * 1000003u + b[i];
-    }
-};
-
-// Runs `make(rank)`'s schedule on every rank at once; bufs[r] in/out.
+// Every rank plans its own schedule and runs it in a thread.
 template <typename T>
 void run_all(const std::function<Plan(int)>& make, std::vector<std::vector<T>>& bufs, Reducer& reducer,
              std::size_t segment_elems) {
-    int p = static_cast<int>(bufs.size());
-    topoar_test::FakeNetwork net(p);
-    std::vector<std::thread> threads;
-    std::vector<std::string> errors(static_cast<std::size_t>(p));
-    for (int r = 0; r < p; ++r)
-        threads.emplace_back([&, r] {
-            Plan plan = make(r);
-            const RankSchedule& mine = plan.of(r);
-            std::vector<T> scratch(mine.scratch_elems);
-            topoar_test::FakeTransport t(net, r);
-            Executor ex;
-            Status s = ex.run(mine, bufs[static_cast<std::size_t>(r)].data(), scratch.data(), sizeof(T),
-                              segment_elems, t, reducer);
-            if (!s) errors[static_cast<std::size_t>(r)] = s.message();
-            else if (t.outstanding() != 0) errors[static_cast<std::size_t>(r)] = "requests left outstanding";
-        });
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < p; ++r)
-        if (!errors[static_cast<std::size_t>(r)].empty()) fail_msg("rank %d: %s", r, errors[static_cast<std::size_t>(r)].c_str());
+    auto plan_rank = [&](int r, Plan* plan) {
+        *plan = make(r);
+        return Status::ok();
+    };
+    auto failed = topoar_test::run_ranks<T>(plan_rank, bufs, reducer, segment_elems);
+    if (!failed.empty()) fail_msg("%s", failed[0].c_str());
 }
 
 void check_exact_sums(const std::function<Plan(int, int, std::size_t)>& planner, std::size_t seg) {
