@@ -99,6 +99,13 @@ struct CostParams {
     // travels against a direction that carries data (it queues behind it;
     // on the emulated clusters up to tbf's 100 ms queue).  0: ideal queues.
     double handshake_queue_delay = 0;
+    // Max-min shares are exact while at most this many flows are in flight;
+    // above, they are recomputed at most every rate_quantum seconds (0: a
+    // segment's time on the fastest link) times flows / exact_flows, and a
+    // starting flow gets a provisional share meanwhile.  Keeps 2,048-rank
+    // predictions in seconds; docs/cost-model.md measures the error.
+    std::size_t exact_flows = 128;
+    double rate_quantum = 0;
 };
 
 struct Prediction {

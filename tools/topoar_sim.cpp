@@ -3,6 +3,8 @@
 // plan's run time with the cost model, and prints time and bus bandwidth per
 // algorithm and message size, the decision table that follows from them (as
 // a rules file), and optionally the best hierarchical-ring factorization.
+// --default-table prints the table the engine computes at communicator
+// set-up (common/default_table.hpp) and what it cost.
 //
 // The planners are the ones that run in MPI_Allreduce (Engine::make_plan),
 // so a 2,048-rank cluster can be studied on a laptop.  See
@@ -21,6 +23,7 @@
 
 #include "cost_model.hpp"
 #include "decision.hpp"
+#include "default_table.hpp"
 #include "engine.hpp"
 #include "planner_hring.hpp"
 #include "topology.hpp"
@@ -56,11 +59,19 @@ const char* const kUsage =
     "cost model (docs/cost-model.md):\n"
     "  --overhead T            software overhead per message    [1us]\n"
     "  --reduce-bw BW          reduction throughput per rank     [5GB/s]\n"
-    "  --segment BYTES         executor segment / pipeline unit  [512K]\n"
+    "  --mode M                dataflow (the executor) or rounds (round by\n"
+    "                          round, the papers' closed forms)  [dataflow]\n"
+    "  --segment BYTES         executor segment size             [32K]\n"
+    "  --pipeline BYTES        planners' pipelining unit         [32K]\n"
     "  --eager BYTES           eager limit                       [64K]\n"
+    "  --wire-efficiency F     payload share of link bandwidth   [1]\n"
+    "                          (0.94: TCP over Ethernet)\n"
+    "  --handshake-delay T     rendezvous answer behind data     [0]\n"
+    "  --exact-flows N         exact max-min up to N flows       [128]\n"
     "output:\n"
     "  --rules FILE            write the decision table to FILE as a rules file\n"
     "  --csv FILE              one line per algorithm and size\n"
+    "  --default-table         also build the engine's set-up table (budgeted)\n"
     "  -v                      planning/simulation time, messages, busiest link\n";
 
 struct Options {
@@ -79,8 +90,10 @@ struct Options {
     bool search_hring = false;
     int levels = 3;
     CostParams model;
+    std::size_t pipeline = 32 * 1024;
     std::string rules_file, csv_file;
     bool verbose = false;
+    bool default_table = false;
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -209,8 +222,30 @@ Options parse(int argc, char** argv) {
             double bw = 0;
             check(parse_bandwidth(val(), &bw));
             o.model.gamma = 1.0 / bw;
+        } else if (a == "--mode") {
+            std::string m = val();
+            if (m == "dataflow")
+                o.model.mode = CostMode::dataflow;
+            else if (m == "rounds")
+                o.model.mode = CostMode::rounds;
+            else
+                die("--mode wants dataflow or rounds, got '" + m + "'");
         } else if (a == "--segment") {
             o.model.segment_bytes = parse_bytes(val());
+        } else if (a == "--pipeline") {
+            o.pipeline = parse_bytes(val());
+        } else if (a == "--wire-efficiency") {
+            char* end = nullptr;
+            std::string v = val();
+            o.model.wire_efficiency = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !(o.model.wire_efficiency > 0) || o.model.wire_efficiency > 1)
+                die("bad --wire-efficiency '" + v + "' (a fraction in (0, 1])");
+        } else if (a == "--handshake-delay") {
+            check(parse_latency(val(), &o.model.handshake_queue_delay));
+        } else if (a == "--exact-flows") {
+            o.model.exact_flows = static_cast<std::size_t>(parse_int(val(), "--exact-flows", 1));
+        } else if (a == "--default-table") {
+            o.default_table = true;
         } else if (a == "--eager") {
             o.model.eager_bytes = parse_bytes(val());
         } else if (a == "--rules") {
@@ -369,6 +404,7 @@ int main(int argc, char** argv) {
 
     EngineConfig cfg;
     cfg.segment_bytes = o.model.segment_bytes;
+    cfg.pipeline_bytes = o.pipeline;
     cfg.num_trees = o.trees;
     cfg.hring_factors = o.factors;
     Engine engine(0, p, cfg);
@@ -388,11 +424,14 @@ int main(int argc, char** argv) {
         else
             std::printf("%s %s\n", bw_str(o.rack_bandwidth).c_str(), lat_str(o.rack_latency).c_str());
     }
-    std::printf("  model: overhead %s/message, reduction %s, segment %s, eager %s, %zu-byte elements\n",
+    std::printf("  model: %s, overhead %s/message, reduction %s, segment %s, pipeline %s, eager %s, wire %.3g, "
+                "handshake queue %s, %zu-byte elements\n",
+                o.model.mode == CostMode::dataflow ? "dataflow" : "rounds",
                 lat_str(o.model.overhead).c_str(),
                 o.model.gamma > 0 ? fmt("%.4g GB/s", 1e-9 / o.model.gamma).c_str() : "free",
                 o.model.segment_bytes ? format_size(o.model.segment_bytes).c_str() : "off",
-                format_size(o.model.eager_bytes).c_str(), o.elem);
+                o.pipeline ? format_size(o.pipeline).c_str() : "off", format_size(o.model.eager_bytes).c_str(),
+                o.model.wire_efficiency, lat_str(o.model.handshake_queue_delay).c_str(), o.elem);
 
     std::FILE* csv = nullptr;
     if (!o.csv_file.empty()) {
@@ -527,6 +566,25 @@ int main(int argc, char** argv) {
                         bus_bandwidth(p, static_cast<double>(o.sizes[s]), best_t) / 1e9, def.c_str());
             std::fflush(stdout);
         }
+    }
+
+    // The table Engine::setup would build (budgeted), and its cost.
+    if (o.default_table) {
+        DefaultTableOptions dto;
+        dto.elem_size = o.elem;
+        dto.plan = popt;
+        dto.model = o.model;
+        DecisionTable dt;
+        DefaultTableReport rep;
+        double c0 = cpu_now();
+        auto w0 = std::chrono::steady_clock::now();
+        check(build_default_table(topo, dto, &dt, &rep));
+        double cpu = cpu_now() - c0;
+        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+        std::printf("\ndefault table (common/default_table.hpp, what Engine::setup builds): %.3f s CPU, %.3f s wall, "
+                    "%zu predictions, %zu executor steps\n%s",
+                    cpu, wall, rep.predictions, rep.steps, dt.to_text("cost model, " + what).c_str());
+        for (const auto& n : rep.notes) std::printf("  note: %s\n", n.c_str());
     }
 
     // Cost of the simulation itself.

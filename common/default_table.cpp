@@ -1,0 +1,203 @@
+// The built-in decision table from the cost model (default_table.hpp).
+#include "default_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine.hpp"
+
+namespace topoar {
+
+namespace {
+
+// min, min*f, min*f^2, ... below max, then max itself.
+std::vector<std::size_t> size_ladder(std::size_t lo, std::size_t hi, std::size_t f) {
+    std::vector<std::size_t> out;
+    for (std::size_t v = lo; v < hi; v *= f) {
+        out.push_back(v);
+        if (v > hi / f) break;
+    }
+    out.push_back(hi);
+    return out;
+}
+
+// The geometric midpoint of two sizes of the ladder, where one winner's
+// range ends and the next one's begins.
+std::size_t midpoint(std::size_t a, std::size_t b) {
+    std::size_t m = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(a) * static_cast<double>(b))));
+    return std::min(std::max(m, a + 1), b);
+}
+
+}  // namespace
+
+Status build_default_table(const Topology& topo, const DefaultTableOptions& opt, DecisionTable* out,
+                           DefaultTableReport* report) {
+    if (opt.elem_size == 0) return Status::invalid("default table: element size 0");
+    if (opt.min_bytes == 0 || opt.min_bytes > opt.max_bytes)
+        return Status::invalid("default table: need 0 < min_bytes <= max_bytes");
+    if (opt.candidates.empty()) return Status::invalid("default table: no candidate algorithms");
+    for (Algorithm a : opt.candidates)
+        if (a == Algorithm::automatic) return Status::invalid("default table: 'auto' is not a candidate");
+
+    DefaultTableReport rep;
+    const int p = topo.num_ranks();
+    std::size_t factor = std::max(2u, opt.size_factor);
+    if (p > opt.coarse_ranks) factor *= factor;
+    rep.sizes = size_ladder(opt.min_bytes, opt.max_bytes, factor);
+    rep.algorithms = opt.candidates;
+    const std::size_t na = rep.algorithms.size(), ns = rep.sizes.size();
+    rep.time.assign(na, std::vector<double>(ns, -1.0));
+    rep.reduced.assign(na, std::vector<double>(ns, -1.0));
+    rep.winner.assign(ns, -1);
+    *out = DecisionTable{};
+    if (p <= 1 || p > opt.max_ranks) {
+        if (p > 1)
+            rep.notes.push_back("skipped: " + std::to_string(p) + " ranks > max_ranks " +
+                                std::to_string(opt.max_ranks) + " (the engine's built-in choice applies)");
+        if (report) *report = std::move(rep);
+        return Status::ok();
+    }
+
+    // Each rank receives at least the elements it does not own in the end,
+    // in segments: a lower bound on a plan's steps without planning it.
+    const std::size_t seg = opt.model.segment_bytes ? std::max(opt.model.segment_bytes, opt.elem_size) : 0;
+    std::vector<char> dropped(na, 0);
+    for (std::size_t s = 0; s < ns; ++s) {
+        const std::size_t bytes = rep.sizes[s];
+        const std::size_t count = bytes / opt.elem_size;
+        if (count == 0) continue;
+        bool stopped = false;
+        for (std::size_t a = 0; a < na; ++a) {
+            if (dropped[a]) continue;
+            const char* name = algorithm_name(rep.algorithms[a]);
+            const std::size_t floor_steps = seg ? static_cast<std::size_t>(p) * (bytes / seg) : 0;
+            std::size_t steps = floor_steps;
+            Plan plan;
+            if (floor_steps <= opt.max_steps) {
+                Status st = Engine::make_plan(rep.algorithms[a], topo, count, -1, opt.plan, &plan);
+                if (st.code() == Code::unsupported) {
+                    dropped[a] = 1;
+                    rep.notes.push_back(std::string(name) + ": " + st.message());
+                    continue;
+                }
+                if (!st) {  // this size only (e.g. fewer elements than a planner needs)
+                    rep.notes.push_back(std::string(name) + " at " + format_size(bytes) + ": " + st.message());
+                    continue;
+                }
+                steps = count_steps(plan, opt.elem_size, opt.model.segment_bytes);
+            }
+            if (steps > opt.max_steps) {  // steps grow with the size: not simulated from here on
+                dropped[a] = 1;
+                rep.notes.push_back(std::string(name) + ": over max_steps (" + std::to_string(steps) + " > " +
+                                    std::to_string(opt.max_steps) + ") from " + format_size(bytes) + " on");
+                continue;
+            }
+            if (rep.steps + steps > opt.max_total_steps) {
+                stopped = true;
+                rep.notes.push_back("max_total_steps reached at " + format_size(bytes));
+                break;
+            }
+            Prediction pr;
+            Status st = predict(topo, plan, opt.elem_size, opt.model, &pr);
+            if (!st) {
+                rep.notes.push_back(std::string(name) + " at " + format_size(bytes) + ": " + st.message());
+                continue;
+            }
+            rep.steps += steps;
+            ++rep.predictions;
+            rep.time[a][s] = pr.time;
+            rep.reduced[a][s] = pr.max_bytes_reduced / static_cast<double>(bytes);
+        }
+        if (stopped) {  // a size only partly simulated would compare unfairly
+            for (std::size_t a = 0; a < na; ++a) rep.time[a][s] = -1;
+            break;
+        }
+    }
+
+    // Winners.  Ties (within min_gain of the best) go to the earlier
+    // candidate, except in the bandwidth regime (the best time is at least
+    // twice the best at the first size) where a tied plan whose busiest
+    // rank reduces less than 2/3 as much wins: the model knows CPUs least
+    // well (oversubscribed cores, progress), so of two equal predictions
+    // the one that concentrates less work on one rank (not a node leader
+    // reducing everything) is the safer bet.
+    // A size is decided only while the previous size's winner has a
+    // prediction there too: a winner must beat the incumbent, not just be
+    // the only one the budget reached.
+    double first_best = -1;
+    int incumbent = -1;
+    bool last_bandwidth = false;  // the last decided size is bandwidth-bound
+    for (std::size_t s = 0; s < ns; ++s) {
+        if (incumbent >= 0 && rep.time[static_cast<std::size_t>(incumbent)][s] < 0) {
+            rep.notes.push_back("decided up to " + format_size(rep.sizes[s - 1]) + ": the winner there (" +
+                                algorithm_name(rep.algorithms[static_cast<std::size_t>(incumbent)]) +
+                                ") has no prediction at " + format_size(rep.sizes[s]));
+            break;
+        }
+        double best = -1;
+        for (std::size_t a = 0; a < na; ++a)
+            if (rep.time[a][s] >= 0 && (best < 0 || rep.time[a][s] < best)) best = rep.time[a][s];
+        if (best < 0) continue;
+        if (first_best < 0) first_best = best;
+        const bool bandwidth = best >= 2 * first_best;
+        last_bandwidth = bandwidth;
+        int win = -1;
+        for (std::size_t a = 0; a < na; ++a) {
+            if (!(rep.time[a][s] >= 0 && rep.time[a][s] <= best * (1 + opt.min_gain))) continue;
+            if (win < 0 || (bandwidth && rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3)))
+                win = static_cast<int>(a);
+        }
+        rep.winner[s] = win;
+        incumbent = win;
+    }
+
+    // Ranges: a winner's range runs from the midpoint below its first size
+    // to the midpoint above its last one; sizes without a winner in between
+    // belong to the range before them.  Past the last size with a winner
+    // (the budget ran out), that winner keeps the open range if it won in
+    // the bandwidth regime: pipelined plans scale alike from there, so the
+    // ranking holds (a linear extrapolation of each was tried: from
+    // 128K-512K on 64 ranks it overestimated 64 MiB by 60-90 % and swapped
+    // tree and flexreduce).  Otherwise no rule applies there: the engine's
+    // built-in choice does.
+    std::vector<int> nodes_per;
+    for (int n : topo.nodes_at(Level::node)) nodes_per.push_back(topo.num_ranks_under(n));
+    const CommShape shape = make_comm_shape(p, nodes_per, static_cast<int>(topo.nodes_at(Level::rack).size()));
+    std::size_t s = 0;
+    while (s < ns && rep.winner[s] < 0) ++s;
+    std::size_t lo = 0;
+    while (s < ns) {
+        std::size_t e = s;  // last size of this winner's run
+        std::size_t next = s + 1;
+        while (next < ns && (rep.winner[next] < 0 || rep.winner[next] == rep.winner[s])) {
+            if (rep.winner[next] >= 0) e = next;
+            ++next;
+        }
+        Rule rule;
+        rule.size.lo = lo;
+        if (next < ns)
+            rule.size.hi = midpoint(rep.sizes[e], rep.sizes[next]);
+        else if (e + 1 < ns && !last_bandwidth)
+            rule.size.hi = midpoint(rep.sizes[e], rep.sizes[e + 1]);
+        else
+            rule.size.hi = SizeRange::kUnbounded;
+        rule.ranks = CountRange{p, p};
+        rule.nodes = CountRange{shape.nodes, shape.nodes};
+        rule.mem = MemType::host;
+        rule.algorithm = rep.algorithms[static_cast<std::size_t>(rep.winner[s])];
+        rule.origin = "cost model";
+        TOPOAR_TRY(out->add(rule));
+        lo = rule.size.hi;
+        s = next;
+        if (next == ns && e + 1 < ns)
+            rep.notes.push_back(rule.size.hi == SizeRange::kUnbounded
+                                    ? std::string("larger sizes keep ") + algorithm_name(rule.algorithm) +
+                                          " (it won bandwidth-bound)"
+                                    : "from " + format_size(rule.size.hi) +
+                                          " on no rule (latency-bound at the last size decided): built-in choice");
+    }
+    if (report) *report = std::move(rep);
+    return Status::ok();
+}
+
+}  // namespace topoar

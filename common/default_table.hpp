@@ -1,0 +1,92 @@
+// topoar engine: the built-in decision table, predicted by the cost model.
+//
+// For a communicator without a rules file, auto needs to know which
+// algorithm is fastest at which message size on *this* machine.  This plans
+// every candidate with the real planners (Engine::make_plan) for a ladder of
+// sizes, predicts each plan with the dataflow cost model (cost_model.hpp),
+// and keeps the fastest per size:
+//
+//   size       8    32   ...  8K   32K  128K ...  8M   32M  64M
+//   fastest    rd   rd        rd   tree tree     tree hring hring
+//
+//   rules      [0, 16K) rd  |  [16K, 16M) tree  |  [16M, inf) hring
+//              boundaries at the geometric midpoint of two measured sizes
+//              whose winners differ; equal neighbours merged; the first
+//              range starts at 0, the last one is open when its winner
+//              won in the bandwidth regime.
+//
+// Ties (within min_gain) go to the earlier candidate while latency
+// dominates, so the latency algorithm is not displaced by noise-level
+// differences, and in the bandwidth regime to the plan whose busiest rank
+// reduces the least.  The result is a pure function of (topology, options):
+// no clocks, no randomness, so every rank of a communicator computes the
+// same table without talking.
+//
+// Budget: the model walks every executor step of every rank.  A candidate
+// whose plan has more than max_steps steps at some size is not simulated
+// there or above (its steps only grow with size), the simulation stops
+// after max_total_steps, and above coarse_ranks ranks the size ladder takes
+// bigger strides.  Sizes past the last one decided keep its winner when it
+// won in the bandwidth regime, else get no rule (the engine's built-in
+// choice); above max_ranks ranks there is no table at all.  Set-up cost:
+// docs/cost-model.md, "Default table".
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "algorithm.hpp"
+#include "cost_model.hpp"
+#include "decision.hpp"
+#include "planners.hpp"
+#include "status.hpp"
+#include "topology.hpp"
+
+namespace topoar {
+
+struct DefaultTableOptions {
+    // Plans are built for elements of this size (the engine's plan options
+    // for it: Engine::plan_options(elem_size)); the model's segment size
+    // should be the engine's (EngineConfig::segment_bytes).
+    std::size_t elem_size = 4;
+    PlanOptions plan;
+    CostParams model;
+    // The size ladder: min_bytes, min_bytes * size_factor, ..., max_bytes
+    // (max_bytes is always included).
+    std::size_t min_bytes = 8;
+    std::size_t max_bytes = std::size_t(64) << 20;
+    unsigned size_factor = 4;
+    // In order of preference for ties: the latency algorithm first, the
+    // flat ring last.
+    std::vector<Algorithm> candidates = {Algorithm::recursive_doubling, Algorithm::tree, Algorithm::flexreduce,
+                                         Algorithm::hring, Algorithm::ring};
+    // A candidate must be faster than an earlier one by more than this
+    // fraction to win.
+    double min_gain = 0.02;
+    // Budget (deterministic: counted in executor steps, not seconds).
+    std::size_t max_steps = std::size_t(1) << 16;        // per prediction
+    std::size_t max_total_steps = std::size_t(1) << 18;  // per table
+    int coarse_ranks = 64;   // above: the ladder's factor is size_factor squared
+    int max_ranks = 256;     // above: no table (empty; the built-in choice applies)
+};
+
+// What was predicted, for tools, tests and verbose output.
+struct DefaultTableReport {
+    std::vector<std::size_t> sizes;            // the ladder
+    std::vector<Algorithm> algorithms;         // = options.candidates
+    std::vector<std::vector<double>> time;     // [algorithm][size] seconds; < 0: no prediction
+    std::vector<std::vector<double>> reduced;  // [algorithm][size]: most bytes one rank reduces / size
+    std::vector<int> winner;                   // per size: index into algorithms, -1: none
+    std::size_t steps = 0;                     // executor steps simulated in all
+    std::size_t predictions = 0;
+    std::vector<std::string> notes;            // skipped candidates, budget stops
+};
+
+// Builds the table into *out (replacing it).  Rules carry ranks= and
+// nodes= of the topology, mem=host (the model is the host executor's) and
+// origin "cost model".  An empty table for one rank or above max_ranks.
+Status build_default_table(const Topology& topo, const DefaultTableOptions& opt, DecisionTable* out,
+                           DefaultTableReport* report = nullptr);
+
+}  // namespace topoar

@@ -1,0 +1,321 @@
+// Unit tests of the built-in decision table predicted by the cost model
+// (common/default_table.*): the choices on the emulated clusters, the shape
+// of the table, determinism and the budget.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cost_model.hpp"
+#include "decision.hpp"
+#include "default_table.hpp"
+#include "engine.hpp"
+
+// cmocka last: its macros (fail, ...) clash with the C++ headers.
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+}
+
+using namespace topoar;
+
+namespace {
+
+const Link kShm{2e9, 1e-6};  // ranks of one host
+const double k200Mbit = 25e6, k1Gbit = 125e6;
+
+Topology hosts(const std::vector<int>& sizes, Link node, Link rank) {
+    Topology t;
+    Status s = Topology::from_node_sizes(sizes, node, rank, &t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
+// tests/cluster spec "a": hosts of 2 and 3 ranks, 200 Mbit/s host links.
+Topology cluster_2_3() { return hosts({2, 3}, {k200Mbit, 20e-6}, kShm); }
+
+// Spec "c": racks 1+2 | 2+3 ranks, 1 Gbit/s host links, 200 Mbit/s rack
+// uplinks, ranks round-robin over the hosts (--map-by node).
+Topology cluster_two_racks() {
+    TopologyBuilder b;
+    int r0 = b.add(b.root(), Level::rack, "rack0", {k200Mbit, 20e-6});
+    int r1 = b.add(b.root(), Level::rack, "rack1", {k200Mbit, 20e-6});
+    int n[4] = {b.add(r0, Level::node, "n0", {k1Gbit, 20e-6}), b.add(r0, Level::node, "n1", {k1Gbit, 20e-6}),
+                b.add(r1, Level::node, "n2", {k1Gbit, 20e-6}), b.add(r1, Level::node, "n3", {k1Gbit, 20e-6})};
+    const int host_of[8] = {0, 1, 2, 3, 1, 2, 3, 3};
+    for (int r = 0; r < 8; ++r) b.add_rank(n[host_of[r]], r, kShm);
+    Topology t;
+    Status s = b.build(&t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
+// R racks x N hosts x G ranks, 100 Gbit/s hosts, rack uplinks a quarter of
+// their hosts' sum (racks == 1: hosts under the root).
+Topology machine(int racks, int nodes, int ranks) {
+    TopologyBuilder b;
+    int next = 0;
+    for (int r = 0; r < racks; ++r) {
+        int parent = b.root();
+        if (racks > 1) parent = b.add(b.root(), Level::rack, "r" + std::to_string(r), {nodes * 12.5e9 / 4, 2e-6});
+        for (int n = 0; n < nodes; ++n) {
+            int h = b.add(parent, Level::node, "n" + std::to_string(r * nodes + n), {12.5e9, 2e-6});
+            for (int g = 0; g < ranks; ++g) b.add_rank(h, next++, {10e9, 0.3e-6});
+        }
+    }
+    Topology t;
+    Status s = b.build(&t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
+CommShape shape_of(const Topology& t) {
+    std::vector<int> per;
+    for (int n : t.nodes_at(Level::node)) per.push_back(t.num_ranks_under(n));
+    return make_comm_shape(t.num_ranks(), per, static_cast<int>(t.nodes_at(Level::rack).size()));
+}
+
+// What Engine::setup would pass (the engine's defaults).
+DefaultTableOptions engine_options(const Topology& t) {
+    DefaultTableOptions o;
+    EngineConfig cfg;
+    o.elem_size = 4;
+    o.plan = Engine(0, t.num_ranks(), cfg).plan_options(o.elem_size);
+    o.model.segment_bytes = cfg.segment_bytes;
+    return o;
+}
+
+DecisionTable build(const Topology& t, const DefaultTableOptions& o, DefaultTableReport* rep = nullptr) {
+    DecisionTable table;
+    Status s = build_default_table(t, o, &table, rep);
+    if (!s) fail_msg("build_default_table: %s", s.message().c_str());
+    return table;
+}
+
+Algorithm pick(const DecisionTable& table, const Topology& t, std::size_t bytes) {
+    Choice c = table.lookup(bytes, shape_of(t), MemType::host);
+    if (!c.matched()) fail_msg("no rule for %zu bytes", bytes);
+    return c.algorithm;
+}
+
+void print_table(const char* name, const DecisionTable& table, const DefaultTableReport& rep) {
+    print_message("%s: %zu predictions, %zu steps\n%s", name, rep.predictions, rep.steps, table.to_text().c_str());
+    for (const auto& n : rep.notes) print_message("  note: %s\n", n.c_str());
+}
+
+// Ranges run from 0 without gaps (to unbounded when `open`), neighbours
+// differ.
+void check_shape(const DecisionTable& table, bool open = true) {
+    const auto& rules = table.rules();
+    assert_true(!rules.empty());
+    assert_int_equal(rules.front().size.lo, 0);
+    if (open) assert_true(rules.back().size.hi == SizeRange::kUnbounded);
+    for (std::size_t i = 1; i < rules.size(); ++i) {
+        assert_int_equal(rules[i].size.lo, rules[i - 1].size.hi);
+        assert_true(rules[i].algorithm != rules[i - 1].algorithm);
+    }
+    for (const Rule& r : rules) {
+        assert_true(r.mem == MemType::host);
+        assert_string_equal(r.origin.c_str(), "cost model");
+    }
+}
+
+bool node_aware(Algorithm a) { return a == Algorithm::tree || a == Algorithm::flexreduce || a == Algorithm::hring; }
+
+}  // namespace
+
+// On the emulated clusters: the latency algorithm (node leaders) for tiny
+// messages, a node-aware bandwidth algorithm, never the flat ring, for
+// large ones (what the measurements say: docs/cost-model.md).
+static void test_choices_on_emulated_clusters(void** state) {
+    (void)state;
+    struct Case {
+        const char* name;
+        Topology topo;
+    } cases[] = {{"2+3 ranks, 200 Mbit/s", cluster_2_3()}, {"racks 1+2 | 2+3", cluster_two_racks()}};
+    for (const Case& c : cases) {
+        DefaultTableReport rep;
+        DefaultTableOptions o = engine_options(c.topo);
+        DecisionTable table = build(c.topo, o, &rep);
+        print_table(c.name, table, rep);
+        check_shape(table);
+        assert_int_equal(static_cast<int>(pick(table, c.topo, 8)), static_cast<int>(Algorithm::recursive_doubling));
+        Algorithm big = pick(table, c.topo, 8u << 20);
+        if (!node_aware(big)) fail_msg("%s: %s at 8 MiB", c.name, algorithm_name(big));
+        assert_true(node_aware(pick(table, c.topo, 64u << 20)));
+        assert_true(node_aware(pick(table, c.topo, 1u << 30)));  // the last range is open
+        // Every candidate was predicted at every size up to 32 MiB on 5-8
+        // ranks (64 MiB is past the default budget).
+        for (const auto& row : rep.time)
+            for (std::size_t s = 0; s < row.size(); ++s)
+                if (rep.sizes[s] <= (32u << 20)) assert_true(row[s] > 0);
+    }
+}
+
+// Boundaries sit at the geometric midpoint of the two sizes whose winners
+// differ, and equal neighbours merge.
+static void test_boundaries_at_midpoints(void** state) {
+    (void)state;
+    Topology t = cluster_2_3();
+    DefaultTableReport rep;
+    DecisionTable table = build(t, engine_options(t), &rep);
+    std::size_t changes = 0;
+    for (std::size_t s = 1; s < rep.sizes.size(); ++s) {
+        if (rep.winner[s] < 0 || rep.winner[s - 1] < 0 || rep.winner[s] == rep.winner[s - 1]) continue;
+        ++changes;
+        // factor 4: the midpoint of x and 4x is 2x; the ladder's last step
+        // (32M -> 64M) has factor 2: its midpoint is 32M * sqrt(2).
+        std::size_t a = rep.sizes[s - 1], b = rep.sizes[s];
+        std::size_t mid = b == 4 * a ? 2 * a : static_cast<std::size_t>(std::llround(std::sqrt(double(a) * double(b))));
+        bool found = false;
+        for (const Rule& r : table.rules()) found = found || r.size.lo == mid;
+        if (!found) fail_msg("no range starts at %zu (between %zu and %zu)", mid, a, b);
+    }
+    assert_int_equal(table.size(), changes + 1);
+}
+
+// A pure function of the topology: the same table, bit for bit, however
+// often and from whichever copy of the topology it is built, and its text
+// reads back to the same table.
+static void test_deterministic(void** state) {
+    (void)state;
+    Topology t = cluster_two_racks();
+    DefaultTableReport r1, r2;
+    DecisionTable a = build(t, engine_options(t), &r1);
+    Topology copy = t;
+    DecisionTable b = build(copy, engine_options(copy), &r2);
+    assert_true(a == b);
+    assert_true(r1.time == r2.time);
+    assert_string_equal(a.to_text().c_str(), b.to_text().c_str());
+    DecisionTable back;
+    Status s = DecisionTable::from_text(a.to_text(), "default", &back);
+    if (!s) fail_msg("%s", s.message().c_str());
+    assert_true(back == a);
+}
+
+// The budget: no prediction above max_steps, no more than max_total_steps
+// in all, the ladder coarsens above coarse_ranks, no table above
+// max_ranks.  Prints the set-up cost for 8, 64 and 512 ranks (512 also
+// with max_ranks raised, to show what the skip saves).
+static void test_budget(void** state) {
+    (void)state;
+    struct Case {
+        const char* name;
+        Topology topo;
+    } cases[] = {{"8 ranks (racks 1+2 | 2+3)", cluster_two_racks()},
+                 {"64 ranks (2 racks x 4 x 8)", machine(2, 4, 8)},
+                 {"512 ranks (8 racks x 8 x 8)", machine(8, 8, 8)}};
+    for (const Case& c : cases) {
+        DefaultTableOptions o = engine_options(c.topo);
+        DefaultTableReport rep;
+        auto t0 = std::chrono::steady_clock::now();
+        DecisionTable table = build(c.topo, o, &rep);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        print_message("%s: %.3f s, %zu sizes, %zu predictions, %zu steps\n", c.name, secs, rep.sizes.size(),
+                      rep.predictions, rep.steps);
+        assert_true(rep.steps <= o.max_total_steps);
+        if (c.topo.num_ranks() > o.max_ranks) {
+            assert_true(table.empty());
+            o.max_ranks = c.topo.num_ranks();
+            t0 = std::chrono::steady_clock::now();
+            table = build(c.topo, o, &rep);
+            secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            print_message("%s with max_ranks %d: %.3f s, %zu predictions, %zu steps\n", c.name, o.max_ranks, secs,
+                          rep.predictions, rep.steps);
+            assert_true(rep.steps <= o.max_total_steps);
+        }
+        print_table(c.name, table, rep);
+        check_shape(table, false);
+        if (c.topo.num_ranks() > o.coarse_ranks) assert_int_equal(rep.sizes[1], 16 * rep.sizes[0]);
+        for (const auto& row : rep.time)
+            for (std::size_t s = 0; s < row.size(); ++s) assert_true(row[s] != 0);
+    }
+
+    // A tight budget: every prediction fits, big sizes are not simulated;
+    // they keep the last winner if it won bandwidth-bound, else no rule
+    // covers them (the engine's built-in choice).
+    Topology t = machine(2, 4, 8);
+    DefaultTableOptions o = engine_options(t);
+    o.max_steps = 10000;
+    o.max_total_steps = 100000;
+    DefaultTableReport rep;
+    DecisionTable table = build(t, o, &rep);
+    print_table("64 ranks, tight budget", table, rep);
+    check_shape(table, false);
+    assert_true(rep.steps <= o.max_total_steps);
+    std::size_t last = 0;  // the last size anything was simulated at
+    for (std::size_t a = 0; a < rep.algorithms.size(); ++a)
+        for (std::size_t s = 0; s < rep.sizes.size(); ++s)
+            if (rep.time[a][s] >= 0) last = std::max(last, s);
+    assert_true(last + 1 < rep.sizes.size());  // something was left out
+    int final_winner = -1;
+    for (std::size_t s = 0; s < rep.sizes.size(); ++s)
+        if (rep.winner[s] >= 0) final_winner = rep.winner[s];
+    assert_true(final_winner >= 0);
+    Algorithm w = rep.algorithms[static_cast<std::size_t>(final_winner)];
+    std::size_t last_won = 0;
+    for (std::size_t s = 0; s < rep.sizes.size(); ++s)
+        if (rep.winner[s] >= 0) last_won = s;
+    assert_int_equal(static_cast<int>(pick(table, t, rep.sizes[last_won])), static_cast<int>(w));
+    // 64 ranks on 100 Gbit/s: still latency-bound where the budget ends.
+    assert_true(last_won + 1 < rep.sizes.size());
+    assert_false(table.lookup(rep.sizes.back(), shape_of(t), MemType::host).matched());
+    // Above max_steps the flat ring is dropped first (twice the steps).
+    bool ring_dropped = false;
+    for (const auto& n : rep.notes) ring_dropped = ring_dropped || n.rfind("ring: over max_steps", 0) == 0;
+    assert_true(ring_dropped);
+}
+
+static void test_edge_cases(void** state) {
+    (void)state;
+    // One rank: nothing to decide.
+    Topology one = hosts({1}, {1e9, 1e-6}, kShm);
+    DecisionTable table;
+    assert_true(build_default_table(one, DefaultTableOptions{}, &table).is_ok());
+    assert_true(table.empty());
+    // Bad options.
+    Topology t = cluster_2_3();
+    DefaultTableOptions o;
+    o.elem_size = 0;
+    assert_int_equal(static_cast<int>(build_default_table(t, o, &table).code()),
+                     static_cast<int>(Code::invalid_argument));
+    o = DefaultTableOptions{};
+    o.min_bytes = 1024;
+    o.max_bytes = 8;
+    assert_int_equal(static_cast<int>(build_default_table(t, o, &table).code()),
+                     static_cast<int>(Code::invalid_argument));
+    o = DefaultTableOptions{};
+    o.candidates = {Algorithm::automatic};
+    assert_int_equal(static_cast<int>(build_default_table(t, o, &table).code()),
+                     static_cast<int>(Code::invalid_argument));
+    // One candidate: one open range.
+    o = DefaultTableOptions{};
+    o.candidates = {Algorithm::tree};
+    o.max_bytes = 1 << 20;
+    assert_true(build_default_table(t, o, &table).is_ok());
+    assert_int_equal(table.size(), 1);
+    assert_true(table.rules()[0].size.is_any());
+    // Sizes below one element are skipped, not an error.
+    o = DefaultTableOptions{};
+    o.elem_size = 16;
+    o.max_bytes = 4096;
+    DefaultTableReport rep;
+    assert_true(build_default_table(t, o, &table, &rep).is_ok());
+    assert_int_equal(rep.winner[0], -1);  // 8 bytes < 16
+    check_shape(table);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_choices_on_emulated_clusters),
+        cmocka_unit_test(test_boundaries_at_midpoints),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_edge_cases),
+    };
+    return cmocka_run_group_tests_name("default_table", tests, NULL, NULL);
+}
