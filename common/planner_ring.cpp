@@ -37,22 +37,24 @@ Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<i
     return b.finish();
 }
 
-Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank) {
-    PlanBuilder b(Algorithm::recursive_doubling, nranks, count, only_rank);
+void add_recursive_doubling(PlanBuilder& b, const std::vector<int>& members, int base_round, std::size_t count) {
+    const int n = static_cast<int>(members.size());
+    if (n <= 1) return;
     int pof2 = 1;
-    while (pof2 * 2 <= nranks) pof2 *= 2;
-    const int extra = nranks - pof2;
-    int round = 0;
+    while (pof2 * 2 <= n) pof2 *= 2;
+    const int extra = n - pof2;
+    int round = base_round;
+    auto at = [&](int i) { return members[static_cast<std::size_t>(i)]; };
 
-    // Fold: even rank 2i (< 2*extra) gives its vector to 2i+1, which computes
+    // Fold: member 2i (< 2*extra) gives its vector to 2i+1, which computes
     // x_{2i} op x_{2i+1}.
     if (extra > 0) {
         for (int i = 0; i < extra; ++i)
-            b.transfer(round, 2 * i, 2 * i + 1, 0, count, OpKind::recv_reduce, Operand::incoming_first);
+            b.transfer(round, at(2 * i), at(2 * i + 1), 0, count, OpKind::recv_reduce, Operand::incoming_first);
         ++round;
     }
-    // Butterfly among pof2 "virtual" ranks; virtual v maps to a real rank.
-    auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+    // Butterfly among pof2 "virtual" members; virtual v maps to a real one.
+    auto real = [&](int v) { return v < extra ? at(2 * v + 1) : at(v + extra); };
     for (int dist = 1; dist < pof2; dist *= 2, ++round)
         for (int v = 0; v < pof2; ++v) {
             int partner = v ^ dist;
@@ -60,10 +62,16 @@ Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank) {
             Operand order = partner < v ? Operand::incoming_first : Operand::local_first;
             b.transfer(round, real(partner), real(v), 0, count, OpKind::recv_reduce, order);
         }
-    // Unfold: hand the result back to the folded even ranks.
+    // Unfold: hand the result back to the folded members.
     if (extra > 0)
-        for (int i = 0; i < extra; ++i)
-            b.transfer(round, 2 * i + 1, 2 * i, 0, count, OpKind::recv_copy);
+        for (int i = 0; i < extra; ++i) b.transfer(round, at(2 * i + 1), at(2 * i), 0, count, OpKind::recv_copy);
+}
+
+Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank) {
+    PlanBuilder b(Algorithm::recursive_doubling, nranks, count, only_rank);
+    std::vector<int> all(static_cast<std::size_t>(nranks));
+    std::iota(all.begin(), all.end(), 0);
+    add_recursive_doubling(b, all, 0, count);
     return b.finish();
 }
 

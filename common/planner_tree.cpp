@@ -279,33 +279,6 @@ int rd_rounds(int n) {
     return lg + (n > pof2 ? 2 : 0);
 }
 
-// Recursive doubling among `members` (same scheme as
-// plan_recursive_doubling, on a rank list and from round `base`).
-void recursive_doubling(PlanBuilder& b, const std::vector<int>& members, int base, std::size_t count) {
-    const int n = static_cast<int>(members.size());
-    if (n <= 1) return;
-    int pof2 = 1;
-    while (pof2 * 2 <= n) pof2 *= 2;
-    const int extra = n - pof2;
-    int round = base;
-    auto at = [&](int i) { return members[idx(i)]; };
-    if (extra > 0) {
-        for (int i = 0; i < extra; ++i)
-            b.transfer(round, at(2 * i), at(2 * i + 1), 0, count, OpKind::recv_reduce, Operand::incoming_first);
-        ++round;
-    }
-    auto real = [&](int v) { return v < extra ? at(2 * v + 1) : at(v + extra); };
-    for (int dist = 1; dist < pof2; dist *= 2, ++round)
-        for (int v = 0; v < pof2; ++v) {
-            int partner = v ^ dist;
-            // The lower group's value is the left operand on both sides, so
-            // both compute the same expression.
-            Operand order = partner < v ? Operand::incoming_first : Operand::local_first;
-            b.transfer(round, real(partner), real(v), 0, count, OpKind::recv_reduce, order);
-        }
-    if (extra > 0)
-        for (int i = 0; i < extra; ++i) b.transfer(round, at(2 * i + 1), at(2 * i), 0, count, OpKind::recv_copy);
-}
 
 }  // namespace
 
@@ -359,7 +332,7 @@ Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, 
     PlanBuilder b(Algorithm::tree, p, count, only_rank);
     for (const auto& h : hosts) knomial_reduce(b, h, lopts.intra_radix, 0, count);
     if (ex == LeaderExchange::recursive_doubling) {
-        recursive_doubling(b, leaders, intra, count);
+        add_recursive_doubling(b, leaders, intra, count);
     } else {
         const int half = inter / 2;
         knomial_reduce(b, leaders, lopts.leader_radix, intra, count);

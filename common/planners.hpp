@@ -52,4 +52,8 @@ Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<i
 // expression tree.
 Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank);
 
+// The same exchange among `members` (comm ranks, in this order), starting
+// at global round `base_round`; used by the node-leader latency algorithm.
+void add_recursive_doubling(PlanBuilder& b, const std::vector<int>& members, int base_round, std::size_t count);
+
 }  // namespace topoar
