@@ -10,10 +10,6 @@ namespace {
 // The PML takes an int count of bytes: keep every message well below 2 GiB.
 constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 30;
 
-bool overlap(const ExecProgram::Step& a, const ExecProgram::Step& b) {
-    return a.offset < b.offset + b.count && b.offset < a.offset + a.count;
-}
-
 bool is_recv(OpKind k) { return k != OpKind::send; }
 
 }  // namespace
@@ -60,23 +56,65 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
     //   receive applied in round r: earlier writes to its range applied
     //     first (fixed operand order), and sends of rounds <= r reading the
     //     range completed (they carry the value from before).
+    // The element range is cut into atoms at every step boundary; each atom
+    // lists the receives and the sends that touch it, newest first, so a step
+    // finds the earlier steps overlapping it by walking its atoms instead of
+    // every earlier step (compiling a 2,048-rank plan for the cost model
+    // went from minutes to seconds; the result is the same).
     const std::size_t n = prog.steps.size();
     prog.direct.assign(n, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        auto& s = prog.steps[i];
-        // Sends of the receive's own round count even when listed after it.
-        std::size_t end = is_recv(s.kind) ? prog.round_begin[static_cast<std::size_t>(s.round) + 1] : i;
-        for (std::size_t j = 0; j < end; ++j) {
-            if (j == i) continue;
-            const auto& t = prog.steps[j];
-            if (!overlap(s, t)) continue;
-            bool dep = s.kind == OpKind::send ? (is_recv(t.kind) && t.round < s.round)
-                                              : (j < i ? (is_recv(t.kind) || t.round <= s.round)
-                                                       : t.kind == OpKind::send);
-            if (dep) s.deps.push_back(static_cast<std::uint32_t>(j));
+    std::vector<std::size_t> cuts;
+    cuts.reserve(2 * n);
+    for (const auto& s : prog.steps) {
+        cuts.push_back(s.offset);
+        cuts.push_back(s.offset + s.count);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    auto atom = [&cuts](std::size_t x) {
+        return static_cast<std::size_t>(std::lower_bound(cuts.begin(), cuts.end(), x) - cuts.begin());
+    };
+    constexpr std::uint32_t kEnd = UINT32_MAX;
+    struct Link {
+        std::uint32_t step, next;
+    };
+    std::vector<Link> pool;
+    std::vector<std::uint32_t> recvs(cuts.size(), kEnd), sends(cuts.size(), kEnd);  // list heads per atom
+    std::vector<std::uint32_t> seen(n, kEnd);
+    auto add = [&pool](std::vector<std::uint32_t>& head, std::size_t a, std::size_t i) {
+        pool.push_back(Link{static_cast<std::uint32_t>(i), head[a]});
+        head[a] = static_cast<std::uint32_t>(pool.size() - 1);
+    };
+    for (std::size_t r = 0; r + 1 < prog.round_begin.size(); ++r) {
+        const std::size_t lo = prog.round_begin[r], hi = prog.round_begin[r + 1];
+        // The round's sends first: its receives wait for those listed after them too.
+        for (std::size_t i = lo; i < hi; ++i) {
+            const auto& s = prog.steps[i];
+            if (is_recv(s.kind)) continue;
+            for (std::size_t a = atom(s.offset), e = atom(s.offset + s.count); a < e; ++a) add(sends, a, i);
         }
-        // A copy nothing else touches first may land in place.
-        prog.direct[i] = s.kind == OpKind::recv_copy && s.deps.empty();
+        for (std::size_t i = lo; i < hi; ++i) {
+            auto& s = prog.steps[i];
+            auto take = [&](std::uint32_t j) {
+                if (seen[j] == i) return;
+                seen[j] = static_cast<std::uint32_t>(i);
+                s.deps.push_back(j);
+            };
+            const std::size_t a0 = atom(s.offset), a1 = atom(s.offset + s.count);
+            for (std::size_t a = a0; a < a1; ++a) {
+                std::uint32_t k = recvs[a];
+                if (!is_recv(s.kind))  // receives of this round are newer than lo: skipped
+                    while (k != kEnd && pool[k].step >= lo) k = pool[k].next;
+                for (; k != kEnd; k = pool[k].next) take(pool[k].step);
+                if (is_recv(s.kind))
+                    for (k = sends[a]; k != kEnd; k = pool[k].next) take(pool[k].step);
+            }
+            std::sort(s.deps.begin(), s.deps.end());
+            if (is_recv(s.kind))
+                for (std::size_t a = a0; a < a1; ++a) add(recvs, a, i);
+            // A copy nothing else touches first may land in place.
+            prog.direct[i] = s.kind == OpKind::recv_copy && s.deps.empty();
+        }
     }
     return prog;
 }

@@ -274,6 +274,68 @@ static void test_auto_hands_single_host_down(void** state) {
     assert_int_equal(static_cast<int>(multi.choose(1 << 20)), static_cast<int>(Algorithm::tree));
 }
 
+namespace {
+
+// The dependency rule of compile_schedule (executor.cpp), stated directly
+// over all pairs of steps: the compiler finds the same sets through an
+// index of element ranges, which this checks.
+std::vector<std::vector<std::uint32_t>> reference_deps(const ExecProgram& prog) {
+    auto recv = [](OpKind k) { return k != OpKind::send; };
+    const std::size_t n = prog.steps.size();
+    std::vector<std::vector<std::uint32_t>> deps(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& s = prog.steps[i];
+        std::size_t end = recv(s.kind) ? prog.round_begin[static_cast<std::size_t>(s.round) + 1] : i;
+        for (std::size_t j = 0; j < end; ++j) {
+            const auto& t = prog.steps[j];
+            if (j == i || !(s.offset < t.offset + t.count && t.offset < s.offset + s.count)) continue;
+            bool dep = s.kind == OpKind::send ? (recv(t.kind) && t.round < s.round)
+                                              : (j < i ? (recv(t.kind) || t.round <= s.round) : t.kind == OpKind::send);
+            if (dep) deps[i].push_back(static_cast<std::uint32_t>(j));
+        }
+    }
+    return deps;
+}
+
+void expect_reference_deps(const RankSchedule& rs, std::size_t seg, const char* what) {
+    ExecProgram prog = compile_schedule(rs, seg, 8);
+    auto ref = reference_deps(prog);
+    for (std::size_t i = 0; i < prog.steps.size(); ++i) {
+        if (prog.steps[i].deps != ref[i]) fail_msg("%s seg %zu: step %zu has other dependencies than the rule", what, seg, i);
+        bool direct = prog.steps[i].kind == OpKind::recv_copy && ref[i].empty();
+        if ((prog.direct[i] != 0) != direct) fail_msg("%s seg %zu: step %zu direct flag wrong", what, seg, i);
+    }
+}
+
+}  // namespace
+
+static void test_compiled_dependencies_follow_the_rule(void** state) {
+    (void)state;
+    for (int p : {2, 3, 5, 8})
+        for (std::size_t count : {1ul, 7ul, 1001ul})
+            for (std::size_t seg : {0ul, 1ul, 64ul}) {
+                Plan ring = plan_ring(p, count, -1), rd = plan_recursive_doubling(p, count, -1);
+                for (int r = 0; r < p; ++r) {
+                    expect_reference_deps(ring.of(r), seg, "ring");
+                    expect_reference_deps(rd.of(r), seg, "recursive doubling");
+                }
+            }
+    // Random schedules with overlapping, uneven ranges and every op kind.
+    std::mt19937 gen(12345);
+    auto pick = [&gen](unsigned m) { return static_cast<unsigned>(gen() % m); };
+    for (int it = 0; it < 2000; ++it) {
+        RankSchedule rs;
+        for (unsigned r = 0, nr = 1 + pick(6); r < nr; ++r) {
+            Round round;
+            for (unsigned k = 0, no = 1 + pick(5); k < no; ++k)
+                round.ops.push_back(Op{static_cast<OpKind>(pick(3)), static_cast<Operand>(pick(2)),
+                                       static_cast<int>(pick(4)), pick(50), 1 + pick(30)});
+            rs.rounds.push_back(round);
+        }
+        for (std::size_t seg : {0ul, 1ul, 4ul, 9ul}) expect_reference_deps(rs, seg, "random");
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_range_covers_exactly),
@@ -288,6 +350,7 @@ int main(void) {
         cmocka_unit_test(test_executor_bit_identical),
         cmocka_unit_test(test_executor_reports_transport_errors),
         cmocka_unit_test(test_auto_hands_single_host_down),
+        cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
