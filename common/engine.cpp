@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "planner_flex.hpp"
 #include "planner_hring.hpp"
@@ -39,6 +40,10 @@ Status Engine::setup(const std::vector<RankInfo>& ranks) {
     TOPOAR_TRY(apply_link(cfg_.node_link, "node_link", &cfg_.discovery.default_node));
     TOPOAR_TRY(apply_link(cfg_.rack_link, "rack_link", &cfg_.discovery.default_rack));
     TOPOAR_TRY(apply_link(cfg_.spine_link, "spine_link", &cfg_.discovery.default_spine));
+    if (!cfg_.model_overhead_text.empty()) {
+        Status s = parse_latency(cfg_.model_overhead_text, &cfg_.model_overhead);
+        if (!s) return Status::invalid("coll_topoar_model_overhead '" + cfg_.model_overhead_text + "': " + s.message());
+    }
     if (static_cast<int>(ranks.size()) != size_)
         return Status::internal("setup: got " + std::to_string(ranks.size()) + " rank records for " +
                                 std::to_string(size_) + " ranks");
@@ -48,6 +53,15 @@ Status Engine::setup(const std::vector<RankInfo>& ranks) {
     std::vector<int> per_node;
     for (int n : topology_.nodes_at(Level::node)) per_node.push_back(topology_.num_ranks_under(n));
     shape_ = make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
+    // auto's default table.  A pure function of the topology and the
+    // configuration, which every rank has alike: no communication needed.
+    // Not for one host when auto hands those down anyway.
+    if (cfg_.algorithm == Algorithm::automatic && cfg_.model_table && size_ > 1 &&
+        !(cfg_.single_node_hand_down && shape_.nodes <= 1)) {
+        auto t0 = std::chrono::steady_clock::now();
+        TOPOAR_TRY(build_default_table(topology_, table_options(cfg_), &model_table_, &model_report_));
+        model_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     ready_ = true;
     return Status::ok();
 }
@@ -67,7 +81,11 @@ Choice Engine::decide(std::size_t bytes, MemType mem) const {
         return c;
     }
     c = rules_.lookup(bytes, shape_, mem);
-    if (!c.matched()) c.algorithm = builtin_choice(bytes);  // origin stays "default"
+    if (!c.matched()) c = model_table_.lookup(bytes, shape_, mem);
+    if (!c.matched()) {
+        c = Choice{};
+        c.algorithm = builtin_choice(bytes);  // origin "default"
+    }
     return c;
 }
 
@@ -77,11 +95,30 @@ std::string Engine::last_origin() const {
            " unsupported here) -> default";
 }
 
-PlanOptions Engine::plan_options(std::size_t elem_size) const {
+namespace {
+
+PlanOptions plan_options_for(const EngineConfig& cfg, std::size_t elem_size) {
     PlanOptions o;
-    o.pipeline_elems = cfg_.pipeline_bytes ? std::max<std::size_t>(1, cfg_.pipeline_bytes / elem_size) : 0;
-    o.num_trees = cfg_.num_trees;
-    o.factors = cfg_.hring_factors;
+    o.pipeline_elems = cfg.pipeline_bytes ? std::max<std::size_t>(1, cfg.pipeline_bytes / elem_size) : 0;
+    o.num_trees = cfg.num_trees;
+    o.factors = cfg.hring_factors;
+    return o;
+}
+
+}  // namespace
+
+PlanOptions Engine::plan_options(std::size_t elem_size) const { return plan_options_for(cfg_, elem_size); }
+
+DefaultTableOptions Engine::table_options(const EngineConfig& cfg) {
+    DefaultTableOptions o;
+    o.elem_size = 4;  // float, the common case; plans differ by rounding only
+    o.plan = plan_options_for(cfg, o.elem_size);
+    o.model.segment_bytes = cfg.segment_bytes;
+    o.model.overhead = cfg.model_overhead;
+    // Sizes 8 B, 32 B, ... 2 MiB: by 2 MiB every plan is deep in the
+    // bandwidth regime (the ranking holds above, default_table.hpp), and
+    // the larger sizes would cost most of the set-up time.
+    o.max_bytes = std::size_t(2) << 20;
     return o;
 }
 

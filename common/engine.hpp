@@ -15,6 +15,7 @@
 
 #include "algorithm.hpp"
 #include "decision.hpp"
+#include "default_table.hpp"
 #include "executor.hpp"
 #include "plan.hpp"
 #include "planners.hpp"
@@ -37,7 +38,19 @@ struct EngineConfig {
     // shared-memory algorithms are faster there than topoar's network-shaped
     // ones; measured in docs/performance.md).  A rules file still applies.
     bool single_node_hand_down = true;
+    // Built-in choice when neither a rules file nor the cost-model table
+    // decides: the latency algorithm up to this size, trees above.
     std::size_t small_msg_bytes = 65536;
+    // auto's default table: computed at set-up from the cost model for the
+    // discovered topology (default_table.hpp); false = only the fixed
+    // built-in choice above.  model_overhead is the model's software cost
+    // per message, seconds (40 us: Open MPI's TCP BTL on this class of
+    // machine, docs/cost-model.md "Default table").
+    bool model_table = true;
+    double model_overhead = 40e-6;
+    // The same as text ("40us", an MCA parameter), parsed by setup(); ""
+    // keeps model_overhead.
+    std::string model_overhead_text;
     int num_trees = 0;              // aggregation trees (0: planner's choice)
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
     DiscoveryOptions discovery;
@@ -61,9 +74,18 @@ public:
     Algorithm choose(std::size_t bytes) const { return decide(bytes, MemType::host).algorithm; }
     // Selection order: the forced algorithm (origin "forced"), else the first
     // matching rule of the rules file (origin "file:line", maybe with a
-    // segment size), else the built-in default (origin "default").
+    // segment size), else the cost-model table built at set-up (origin
+    // "cost model"), else the built-in default (origin "default").
     Choice decide(std::size_t bytes, MemType mem) const;
     const DecisionTable& rules() const { return rules_; }
+    // The cost-model table and what its construction predicted (empty when
+    // not built: forced algorithm, model_table off, one host, one rank,
+    // or above the table's rank limit).
+    const DecisionTable& model_table() const { return model_table_; }
+    const DefaultTableReport& model_report() const { return model_report_; }
+    double model_setup_seconds() const { return model_seconds_; }
+    // The options set-up builds the table with (tools print the same one).
+    static DefaultTableOptions table_options(const EngineConfig& cfg);
     const CommShape& shape() const { return shape_; }
     // What decided the most recent allreduce: decide()'s origin, or
     // "FILE:LINE (ALG unsupported here) -> default" when a rule's algorithm
@@ -96,6 +118,9 @@ private:
     bool ready_ = false;
     Topology topology_;
     DecisionTable rules_;
+    DecisionTable model_table_;
+    DefaultTableReport model_report_;
+    double model_seconds_ = 0;
     CommShape shape_;
     Choice last_choice_;
     bool last_fell_through_ = false;

@@ -119,6 +119,8 @@ topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t*
         c.rack_link = cfg->rack_link ? cfg->rack_link : "";
         c.spine_link = cfg->spine_link ? cfg->spine_link : "";
         c.rules_file = cfg->rules_file ? cfg->rules_file : "";
+        c.model_table = cfg->model_table != 0;
+        c.model_overhead_text = cfg->model_overhead ? cfg->model_overhead : "";
         return new topoar_engine(rank, size, std::move(c));
     } catch (...) {
         return nullptr;
@@ -186,7 +188,15 @@ const char* topoar_engine_error(const topoar_engine_t* e) { return e->error.c_st
 const char* topoar_engine_describe(topoar_engine_t* e) {
     try {
         std::ostringstream s;
-        if (e->engine.ready()) describe(e->engine.topology(), s);
+        if (e->engine.ready()) {
+            describe(e->engine.topology(), s);
+            const auto& t = e->engine.model_table();
+            if (!t.empty()) {
+                char took[32];
+                std::snprintf(took, sizeof took, "%.3f", e->engine.model_setup_seconds());
+                s << "auto's default table (cost model, built in " << took << " s):\n" << t.to_text("cost model");
+            }
+        }
         e->description = s.str();
     } catch (...) {
         e->description.clear();

@@ -72,6 +72,11 @@ typedef struct topoar_config {
     /* Rules file for auto (docs/rules-format.md); NULL or "" = none.  Read
      * by topoar_engine_setup(); a bad file fails it. */
     const char *rules_file;
+    /* auto's default table from the cost model (0: the fixed built-in
+     * choice only), and the model's per-message overhead ("40us"; NULL or
+     * "" keeps the default; a bad value fails topoar_engine_setup()). */
+    int model_table;
+    const char *model_overhead;
 } topoar_config_t;
 
 /* What each rank contributes to topology discovery (exchanged by allgather:

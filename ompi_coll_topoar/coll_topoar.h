@@ -34,6 +34,8 @@ typedef struct mca_coll_topoar_component_t {
     char *rack_file;
     char *socket_link, *node_link, *rack_link, *spine_link; /* "BW[,LAT]" */
     char *rules_file;         /* decision rules for auto; NULL = none */
+    bool model_table;         /* auto: default table from the cost model */
+    char *model_overhead;     /* the model's per-message overhead, "40us" */
 
     int last_algorithm;       /* MPI_T: algorithm of the last call */
 } mca_coll_topoar_component_t;

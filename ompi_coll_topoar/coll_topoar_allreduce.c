@@ -110,6 +110,8 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
         .rack_link = cm->rack_link,
         .spine_link = cm->spine_link,
         .rules_file = cm->rules_file,
+        .model_table = cm->model_table ? 1 : 0,
+        .model_overhead = cm->model_overhead,
     };
 
     topoar_local_rank_info(&mine);

@@ -171,7 +171,7 @@ static int topoar_register(void)
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->pipeline_size);
     (void) mca_base_component_var_register(
         c, "small_msg_size",
-        "auto: messages of at most this many bytes use the latency-optimal algorithm",
+        "auto's fixed choice (used when no rule and no cost-model table decides): messages of at most this many bytes use the latency algorithm, larger ones aggregation trees",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->small_msg_size);
 
     (void) mca_base_component_var_register(
@@ -197,6 +197,22 @@ static int topoar_register(void)
         "Decision rules for auto: message size, communicator shape and memory type -> algorithm "
         "(format: docs/rules-format.md; topoar_tune writes one). Must be the same on all ranks.",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_ALL, &cm->rules_file);
+
+    cm->model_table = true;
+    (void) mca_base_component_var_register(
+        c, "model_table",
+        "auto without a matching rule: choose per message size from a table the cost model computes at "
+        "communicator set-up for the discovered topology (1), or only the fixed choice (0: latency "
+        "algorithm up to coll_topoar_small_msg_size, trees above). Verbose 10 prints the table.",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->model_table);
+
+    cm->model_overhead = NULL;
+    (void) mca_base_component_var_register(
+        c, "model_overhead",
+        "Software cost per message the cost model assumes, e.g. '40us' (the default, Open MPI's TCP "
+        "BTL) or '2us' (RDMA networks); larger values move the switch from the latency algorithm to "
+        "the bandwidth algorithms to larger messages. Must be the same on all ranks.",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->model_overhead);
 
     cm->socket_link = cm->node_link = cm->rack_link = cm->spine_link = NULL;
     (void) mca_base_component_var_register(

@@ -80,12 +80,24 @@ expect_output "malformed rack file names file and line" "set-up failed .*bad-rac
 expect_output "bad algorithm name keeps auto" " 0 failed" \
     "${mpi[@]}" --mca coll_topoar_allreduce_algorithm bogus --mca coll_topoar_single_node_fallback 0 \
     -np 2 "$bin" --quick --expect-topoar
-# Verbose: the topology on rank 0 and the algorithm per size class.
-expect_output "verbose prints topology and choices" "allreduce of .* bytes .* -> " \
+# Verbose: the topology and auto's cost-model table on rank 0, and the
+# algorithm per size class with what decided it.
+expect_output "verbose prints the cost-model table" "auto's default table \(cost model, built in" \
     "${mpi[@]}" --mca coll_topoar_verbose 20 --mca coll_topoar_single_node_fallback 0 -np 3 "$bin" --quick \
     --expect-topoar
+expect_output "verbose prints choices from the cost model" "allreduce of .* bytes .* -> [a-z_]+ \(cost model\)" \
+    "${mpi[@]}" --mca coll_topoar_verbose 20 --mca coll_topoar_single_node_fallback 0 -np 3 "$bin" --quick \
+    --expect-topoar
+expect_output "model_table 0 uses the fixed choice" "allreduce of .* bytes .* -> [a-z_]+ \(default\)" \
+    "${mpi[@]}" --mca coll_topoar_verbose 20 --mca coll_topoar_single_node_fallback 0 \
+    --mca coll_topoar_model_table 0 -np 3 "$bin" --quick --expect-topoar
+# A bad model overhead: one message naming the parameter, previous module.
+expect_output "bad model_overhead falls back" "set-up failed .*coll_topoar_model_overhead 'fast'" \
+    "${mpi[@]}" --mca coll_topoar_model_overhead fast -np 3 "$bin" --quick
 # ompi_info lists the parameters and performance variables.
 expect_output "ompi_info lists parameters" "coll_topoar_allreduce_algorithm.*auto" \
+    env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
+expect_output "ompi_info lists the model parameters" "coll_topoar_model_overhead" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
 # valgrind: no invalid accesses or leaks from topoar's frames.
 if command -v valgrind >/dev/null; then

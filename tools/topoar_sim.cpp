@@ -570,7 +570,8 @@ int main(int argc, char** argv) {
 
     // The table Engine::setup would build (budgeted), and its cost.
     if (o.default_table) {
-        DefaultTableOptions dto;
+        // The engine's options (ladder, budget), with this run's model.
+        DefaultTableOptions dto = Engine::table_options(cfg);
         dto.elem_size = o.elem;
         dto.plan = popt;
         dto.model = o.model;

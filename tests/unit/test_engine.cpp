@@ -264,14 +264,81 @@ static void test_auto_hands_single_host_down(void** state) {
 
     EngineConfig keep;
     keep.single_node_hand_down = false;
-    Engine forced(0, 3, keep);
-    assert_true(forced.setup(one_host).is_ok());
-    assert_int_equal(static_cast<int>(forced.choose(1 << 20)), static_cast<int>(Algorithm::tree));
+    Engine kept(0, 3, keep);
+    assert_true(kept.setup(one_host).is_ok());
+    // Kept on one host, auto runs topoar's own choice (the model table).
+    assert_false(kept.model_table().empty());
+    assert_string_equal(kept.decide(1 << 20, MemType::host).origin, "cost model");
 
-    Engine multi(0, 3, EngineConfig{});
+    EngineConfig fixed;
+    fixed.model_table = false;
+    Engine multi(0, 3, fixed);
     assert_true(multi.setup(two_hosts).is_ok());
+    assert_true(multi.model_table().empty());
     assert_int_equal(static_cast<int>(multi.choose(8)), static_cast<int>(Algorithm::recursive_doubling));
     assert_int_equal(static_cast<int>(multi.choose(1 << 20)), static_cast<int>(Algorithm::tree));
+    assert_string_equal(multi.decide(1 << 20, MemType::host).origin, "default");
+}
+
+static void test_auto_uses_the_cost_model_table(void** state) {
+    (void)state;
+    // 2 + 3 ranks on two hosts joined by 200 Mbit/s (scenario 1 of
+    // docs/performance.md).
+    std::vector<RankInfo> ranks(5);
+    for (int r = 0; r < 5; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    EngineConfig cfg;
+    cfg.node_link = "200Mbit,1us";
+    Engine e(0, 5, cfg);
+    assert_true(e.setup(ranks).is_ok());
+    const DecisionTable& t = e.model_table();
+    assert_false(t.empty());
+    // The table is the one build_default_table makes from the same inputs:
+    // every size gets its algorithm from there, origin "cost model".
+    DecisionTable expect;
+    assert_true(build_default_table(e.topology(), Engine::table_options(cfg), &expect).is_ok());
+    assert_string_equal(t.to_text("x").c_str(), expect.to_text("x").c_str());
+    for (std::size_t bytes : {8ul, 1000ul, 65536ul, 1ul << 20, 64ul << 20}) {
+        Choice c = e.decide(bytes, MemType::host);
+        Choice want = expect.lookup(bytes, e.shape(), MemType::host);
+        assert_true(want.matched());
+        assert_string_equal(c.origin, "cost model");
+        assert_int_equal(static_cast<int>(c.algorithm), static_cast<int>(want.algorithm));
+    }
+    // Latency-bound sizes go to the latency algorithm, bandwidth-bound ones
+    // to a bandwidth algorithm (on this shape the model says so clearly).
+    assert_int_equal(static_cast<int>(e.choose(8)), static_cast<int>(Algorithm::recursive_doubling));
+    assert_int_not_equal(static_cast<int>(e.choose(64ul << 20)), static_cast<int>(Algorithm::recursive_doubling));
+    assert_int_not_equal(static_cast<int>(e.choose(64ul << 20)), static_cast<int>(Algorithm::ring));
+
+    // A forced algorithm builds no table.
+    EngineConfig forced = cfg;
+    forced.algorithm = Algorithm::hring;
+    Engine f(0, 5, forced);
+    assert_true(f.setup(ranks).is_ok());
+    assert_true(f.model_table().empty());
+    assert_string_equal(f.decide(8, MemType::host).origin, "forced");
+
+    // The overhead moves the latency/bandwidth switch: more per-message
+    // cost, latency algorithm up to larger sizes.
+    auto last_rd = [&](const char* overhead) {
+        EngineConfig c = cfg;
+        c.model_overhead_text = overhead;
+        Engine x(0, 5, c);
+        assert_true(x.setup(ranks).is_ok());
+        std::size_t last = 0;
+        for (std::size_t b = 8; b <= (1u << 20); b *= 2)
+            if (x.choose(b) == Algorithm::recursive_doubling) last = b;
+        return last;
+    };
+    assert_true(last_rd("1us") < last_rd("200us"));
+
+    // A bad value fails set-up, naming the parameter.
+    EngineConfig bad = cfg;
+    bad.model_overhead_text = "fast";
+    Engine b(0, 5, bad);
+    Status s = b.setup(ranks);
+    assert_false(s.is_ok());
+    assert_non_null(std::strstr(s.message().c_str(), "coll_topoar_model_overhead 'fast'"));
 }
 
 namespace {
@@ -350,6 +417,7 @@ int main(void) {
         cmocka_unit_test(test_executor_bit_identical),
         cmocka_unit_test(test_executor_reports_transport_errors),
         cmocka_unit_test(test_auto_hands_single_host_down),
+        cmocka_unit_test(test_auto_uses_the_cost_model_table),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
