@@ -164,9 +164,17 @@ def select_configs(args):
         pool = read_config_file(args.config_file)
     else:
         pool = [Config(label, a, note) for label, a, note in BUILTIN_CONFIGS]
-    chosen = pool
+    extra = []
+    for spec in args.config or []:
+        label, sep, a = spec.partition("=")
+        if not sep or not label:
+            sys.exit("--config wants LABEL=MPIRUN-ARGS, got '%s'" % spec)
+        extra.append(Config(label.strip(), a.strip()))
+    chosen = pool + extra
     if args.configs:
-        by_label = {c.label: c for c in pool}
+        # --configs may name --config labels too (they then take that
+        # place); extras it does not name run after the named ones.
+        by_label = {c.label: c for c in pool + extra}
         chosen = []
         for label in args.configs.split(","):
             label = label.strip()
@@ -174,11 +182,7 @@ def select_configs(args):
                 sys.exit("unknown configuration '%s' (known: %s)"
                          % (label, ", ".join(by_label)))
             chosen.append(by_label[label])
-    for spec in args.config or []:
-        label, sep, a = spec.partition("=")
-        if not sep or not label:
-            sys.exit("--config wants LABEL=MPIRUN-ARGS, got '%s'" % spec)
-        chosen.append(Config(label.strip(), a.strip()))
+        chosen += [c for c in extra if c not in chosen]
     labels = [c.label for c in chosen]
     dups = {l for l in labels if labels.count(l) > 1}
     if dups:
