@@ -51,7 +51,7 @@ case $scenario in
     *) echo "scenarios.sh: unknown scenario '$scenario' (s1 s2 s3 node4)" >&2; exit 2 ;;
 esac
 
-tune_args=(-m "$sizes" -s 4 -r 3 -o "$rules")
+tune_args=(-m "$sizes" -s 4 -i 200 -r 5 -o "$rules")
 if [ "$scenario" = node4 ]; then
     # One host: auto hands the calls to tuned; topoar-model is topoar's own
     # table kept on (single_node_fallback 0).
@@ -61,7 +61,7 @@ if [ "$scenario" = node4 ]; then
     extra=(--config "topoar-model={topoar} --mca coll_topoar_single_node_fallback 0"
            --config "topoar-rules={topoar} --mca coll_topoar_rules_file $rules")
     configs=topoar-auto,topoar-model,topoar-rules,topoar-rd,topoar-ring,topoar-tree,topoar-flexreduce,topoar-hring,tuned-default,tuned-ring,tuned-rabenseifner
-    "$py" "$here/compare.py" --scenario node4 --np 4 -r "$repeats" --sizes "$sizes" -i 20 -x 3 -I 3 \
+    "$py" "$here/compare.py" --scenario node4 --np 4 -r "$repeats" --sizes "$sizes" -i 200 -x 20 -b 0.3 -I 3 \
         "${extra[@]}" --configs "$configs" -o "$out"
     exit 0
 fi
@@ -74,4 +74,4 @@ trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true' EXIT INT TERM
     "$prefix/bin/topoar_tune" "${tune_args[@]}" >"$out/tune.log" 2>&1
 extra=(--config "topoar-rules={topoar} --mca coll_topoar_rules_file $rules")
 "$py" "$here/compare.py" --scenario "$scenario" --cluster "$name" "${map[@]}" -r "$repeats" \
-    --sizes "$sizes" -i 20 -x 3 -I 3 "${extra[@]}" --configs "$topo_configs,tuned-default,han" -o "$out"
+    --sizes "$sizes" -i 200 -x 20 -b 0.3 -I 3 "${extra[@]}" --configs "$topo_configs,tuned-default,han" -o "$out"

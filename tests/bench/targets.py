@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""targets.py -- auto against the best forced configuration, per size.
+
+Reads the summary.csv files compare.py writes (tests/bench/scenarios.sh
+runs) and prints, per scenario and message size, the medians of
+
+  auto        topoar-auto (cost-model table, or on one host the hand-down)
+  rules       topoar-rules (auto with the rules file topoar_tune wrote)
+  best forced the fastest topoar-<algorithm> forced configuration
+              (topoar-rd, -tree, -flexreduce, -hring, -ring when run)
+
+and the ratios auto / best forced and rules / best forced, the ratio of
+auto to the best non-topoar configuration (tuned-*, han), and, with
+--tuned, auto / tuned-default (the one-host target).  A ratio above the
+target is marked with '!'.
+
+  /usr/bin/python3 tests/bench/targets.py docs/perf/s1/summary.csv ...
+  /usr/bin/python3 tests/bench/targets.py --markdown docs/perf/*/summary.csv
+"""
+import argparse
+import csv
+import sys
+from collections import defaultdict
+
+FORCED = ("topoar-rd", "topoar-tree", "topoar-flexreduce", "topoar-hring", "topoar-ring")
+
+
+def size_label(n):
+    for unit, div in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= div and n % div == 0:
+            return "%d%s" % (n // div, unit)
+    return str(n)
+
+
+def load(path):
+    med = defaultdict(dict)  # config -> size -> median us
+    scenario = None
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            scenario = row["scenario"]
+            med[row["config"]][int(row["size"])] = float(row["median_us"])
+    return scenario, med
+
+
+def evaluate(med, auto_target, rules_target, tuned_target):
+    sizes = sorted(med.get("topoar-auto", {}))
+    rows, worst = [], defaultdict(float)
+    for s in sizes:
+        forced = [(med[c][s], c) for c in FORCED if s in med.get(c, {})]
+        comp = [(v[s], c) for c, v in med.items() if not c.startswith("topoar") and s in v]
+        if not forced:
+            continue
+        best, best_c = min(forced)
+        auto = med["topoar-auto"][s]
+        r = {"size": s, "auto": auto, "best": best, "best_c": best_c.replace("topoar-", ""),
+             "auto_ratio": auto / best}
+        if s in med.get("topoar-rules", {}):
+            r["rules"] = med["topoar-rules"][s]
+            r["rules_ratio"] = r["rules"] / best
+        if comp:
+            cbest, cname = min(comp)
+            r["comp_ratio"], r["comp"] = auto / cbest, cname
+        if tuned_target and s in med.get("tuned-default", {}):
+            r["tuned_ratio"] = auto / med["tuned-default"][s]
+        for k in ("auto_ratio", "rules_ratio", "tuned_ratio"):
+            if k in r:
+                worst[k] = max(worst[k], r[k])
+        rows.append(r)
+    return rows, worst
+
+
+def mark(v, target):
+    return ("%.2f" % v) + ("!" if target and v > target else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("summaries", nargs="+")
+    ap.add_argument("--auto-target", type=float, default=1.10)
+    ap.add_argument("--rules-target", type=float, default=1.05)
+    ap.add_argument("--tuned", action="store_true", help="also auto / tuned-default (one host, target 1.05)")
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args()
+    for path in a.summaries:
+        scenario, med = load(path)
+        if "topoar-auto" not in med:
+            print("%s: no topoar-auto configuration" % path, file=sys.stderr)
+            continue
+        tuned = a.tuned or "topoar-model" in med  # node4 runs carry topoar-model
+        rows, worst = evaluate(med, a.auto_target, a.rules_target, tuned)
+        head = ["size", "auto us", "best forced us", "auto/best", "rules/best", "auto/best other"]
+        if tuned:
+            head.append("auto/tuned")
+        if a.markdown:
+            print("\n**%s** (from %s)\n" % (scenario, path))
+            print("| " + " | ".join(head) + " |")
+            print("|" + "---|" * len(head))
+        else:
+            print("\n%s (%s)" % (scenario, path))
+            print("  ".join("%-15s" % h for h in head))
+        n_auto = sum(1 for r in rows if r["auto_ratio"] <= a.auto_target)
+        n_rules = sum(1 for r in rows if r.get("rules_ratio", 99) <= a.rules_target)
+        for r in rows:
+            cells = [size_label(r["size"]), "%.1f" % r["auto"], "%.1f (%s)" % (r["best"], r["best_c"]),
+                     mark(r["auto_ratio"], a.auto_target),
+                     mark(r["rules_ratio"], a.rules_target) if "rules_ratio" in r else "-",
+                     "%.2f (%s)" % (r["comp_ratio"], r["comp"]) if "comp_ratio" in r else "-"]
+            if tuned:
+                cells.append(mark(r["tuned_ratio"], 1.05) if "tuned_ratio" in r else "-")
+            if a.markdown:
+                print("| " + " | ".join(cells) + " |")
+            else:
+                print("  ".join("%-15s" % c for c in cells))
+        summary = ("auto within %d%% of the best forced at %d of %d sizes (worst %.2f)"
+                   % (round((a.auto_target - 1) * 100), n_auto, len(rows), worst["auto_ratio"]))
+        if "rules_ratio" in worst:
+            summary += "; rules within %d%% at %d of %d (worst %.2f)" % (
+                round((a.rules_target - 1) * 100), n_rules, len(rows), worst["rules_ratio"])
+        if "tuned_ratio" in worst:
+            summary += "; auto/tuned-default worst %.2f" % worst["tuned_ratio"]
+        print(("\n" if a.markdown else "  ") + summary)
+
+
+if __name__ == "__main__":
+    main()
