@@ -67,6 +67,19 @@ for c in "${clusters[@]}"; do
     cat "$tmp/tree.err" "$tmp/hosts.txt" "$tmp/check.txt" >"$tmp/tree.log" 2>/dev/null
     result "cluster $label: discovered tree matches the placement" $rc "$tmp/tree.log"
 
+    # 1b. auto's cost-model table: topoar_info prints the one set-up builds
+    # for this tree; topoar_sim must compute the same from the tree's text.
+    rc=0
+    run "${topoar[@]}" "$build/tools/topoar_info" >"$tmp/info.txt" 2>&1 || rc=1
+    grep '^allreduce ' "$tmp/info.txt" >"$tmp/table.component" || rc=1
+    "$build/tools/topoar_sim" --topology "$tmp/tree.txt" --overhead 40us --default-table --sizes 8 \
+        >"$tmp/sim.txt" 2>&1 || rc=1
+    sed -n '/^default table/,/^$/p' "$tmp/sim.txt" | grep '^allreduce ' >"$tmp/table.sim" || rc=1
+    if [ $rc -eq 0 ] && ! diff "$tmp/table.component" "$tmp/table.sim" >"$tmp/table.diff"; then rc=1; fi
+    sed 's/^/    table: /' "$tmp/table.component"
+    cat "$tmp/info.txt" "$tmp/sim.txt" "$tmp/table.diff" >"$tmp/table.log" 2>/dev/null
+    result "cluster $label: auto's table is the cost model's for this tree" $rc "$tmp/table.log"
+
     # 2. Correctness with every algorithm, executed by topoar.
     for alg in $algorithms; do
         t0=$SECONDS

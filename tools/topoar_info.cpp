@@ -35,12 +35,28 @@ std::string read_cvar(const char* name) {
     return value;
 }
 
+// The value of a size_t control variable, or fallback if it does not exist.
+std::size_t read_size_cvar(const char* name, std::size_t fallback) {
+    int index = -1, count = 0;
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return fallback;
+    MPI_T_cvar_handle h;
+    if (MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS) return fallback;
+    unsigned long long v[2] = {fallback, 0};  // room for any integer type
+    std::size_t value = fallback;
+    if (MPI_T_cvar_read(h, v) == MPI_SUCCESS) value = static_cast<std::size_t>(v[0]);
+    MPI_T_cvar_handle_free(&h);
+    return value;
+}
+
 void usage() {
     std::printf(
         "usage: topoar_info [--text] [--topology-file F] [--rack-file F]\n"
         "                   [--socket-link L] [--node-link L] [--rack-link L] [--spine-link L]\n"
+        "                   [--model-overhead T]\n"
         "Prints the topology topoar discovers for MPI_COMM_WORLD (run it under mpirun\n"
-        "with the job's layout).  L is BANDWIDTH[,LATENCY], e.g. 200Mbit,50us.\n");
+        "with the job's layout) and, without --text, the table auto would build from\n"
+        "the cost model for it.  L is BANDWIDTH[,LATENCY], e.g. 200Mbit,50us; T a\n"
+        "time such as 40us (default: coll_topoar_model_overhead).\n");
 }
 
 }  // namespace
@@ -57,6 +73,7 @@ int main(int argc, char** argv) {
     std::string rack_file = read_cvar("coll_topoar_rack_file");
     std::string links[4] = {read_cvar("coll_topoar_socket_link"), read_cvar("coll_topoar_node_link"),
                             read_cvar("coll_topoar_rack_link"), read_cvar("coll_topoar_spine_link")};
+    std::string overhead = read_cvar("coll_topoar_model_overhead");
     bool text = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -75,6 +92,7 @@ int main(int argc, char** argv) {
         else if (a == "--node-link") value(&links[1]);
         else if (a == "--rack-link") value(&links[2]);
         else if (a == "--spine-link") value(&links[3]);
+        else if (a == "--model-overhead") value(&overhead);
         else if (a == "-h" || a == "--help") {
             if (rank == 0) usage();
             MPI_Finalize();
@@ -104,6 +122,14 @@ int main(int argc, char** argv) {
         cfg.node_link = links[1].c_str();
         cfg.rack_link = links[2].c_str();
         cfg.spine_link = links[3].c_str();
+        // The table auto builds at set-up (not for one host, which auto
+        // hands down).
+        cfg.model_table = text ? 0 : 1;
+        cfg.single_node_hand_down = 1;
+        cfg.model_overhead = overhead.c_str();
+        cfg.segment_bytes = read_size_cvar("coll_topoar_segment_size", 32768);
+        cfg.pipeline_bytes = read_size_cvar("coll_topoar_pipeline_size", 32768);
+        cfg.small_msg_bytes = read_size_cvar("coll_topoar_small_msg_size", 65536);
         topoar_engine_t* e = topoar_engine_create(0, size, &cfg);
         if (!e) {
             std::fprintf(stderr, "topoar_info: out of memory\n");

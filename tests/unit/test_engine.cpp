@@ -297,6 +297,12 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     DecisionTable expect;
     assert_true(build_default_table(e.topology(), Engine::table_options(cfg), &expect).is_ok());
     assert_string_equal(t.to_text("x").c_str(), expect.to_text("x").c_str());
+    // Every rank builds the same table without talking.
+    for (int r = 1; r < 5; ++r) {
+        Engine other(r, 5, cfg);
+        assert_true(other.setup(ranks).is_ok());
+        assert_string_equal(other.model_table().to_text("x").c_str(), t.to_text("x").c_str());
+    }
     for (std::size_t bytes : {8ul, 1000ul, 65536ul, 1ul << 20, 64ul << 20}) {
         Choice c = e.decide(bytes, MemType::host);
         Choice want = expect.lookup(bytes, e.shape(), MemType::host);
