@@ -22,7 +22,10 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "cluster_fixtures.hpp"
+
 using namespace topoar;
+using namespace topoar_test;
 
 namespace {
 
@@ -42,13 +45,6 @@ Topology machine(int racks, int nodes, int ranks, Link rack, Link node, Link ran
     }
     Topology t;
     Status s = b.build(&t);
-    if (!s) fail_msg("%s", s.message().c_str());
-    return t;
-}
-
-Topology hosts(const std::vector<int>& sizes, Link node, Link rank) {
-    Topology t;
-    Status s = Topology::from_node_sizes(sizes, node, rank, &t);
     if (!s) fail_msg("%s", s.message().c_str());
     return t;
 }
@@ -636,28 +632,6 @@ CostParams emulated() {
     return c;
 }
 
-const Link kShm{2e9, 1e-6};      // ranks of one host
-const double k200Mbit = 25e6;    // bytes/s
-const double k1Gbit = 125e6;
-
-// tests/cluster spec "a": hosts of 2 and 3 ranks, 200 Mbit/s links.
-Topology cluster_2_3() { return hosts({2, 3}, {k200Mbit, 20e-6}, kShm); }
-
-// Spec "c": racks 1+2 | 2+3 ranks, 1 Gbit/s host links, 200 Mbit/s rack
-// uplinks, ranks placed round-robin over the hosts (--map-by node).
-Topology cluster_two_racks() {
-    TopologyBuilder b;
-    int r0 = b.add(b.root(), Level::rack, "rack0", {k200Mbit, 20e-6});
-    int r1 = b.add(b.root(), Level::rack, "rack1", {k200Mbit, 20e-6});
-    int n[4] = {b.add(r0, Level::node, "n0", {k1Gbit, 20e-6}), b.add(r0, Level::node, "n1", {k1Gbit, 20e-6}),
-                b.add(r1, Level::node, "n2", {k1Gbit, 20e-6}), b.add(r1, Level::node, "n3", {k1Gbit, 20e-6})};
-    const int host_of[8] = {0, 1, 2, 3, 1, 2, 3, 3};  // slots 1, 2, 2, 3 filled round-robin
-    for (int r = 0; r < 8; ++r) b.add_rank(n[host_of[r]], r, kShm);
-    Topology t;
-    Status s = b.build(&t);
-    if (!s) fail_msg("%s", s.message().c_str());
-    return t;
-}
 
 double predict_engine(const Topology& t, Algorithm a, std::size_t bytes) {
     Engine e(0, t.num_ranks(), EngineConfig{});

@@ -21,38 +21,12 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "cluster_fixtures.hpp"
+
 using namespace topoar;
+using namespace topoar_test;
 
 namespace {
-
-const Link kShm{2e9, 1e-6};  // ranks of one host
-const double k200Mbit = 25e6, k1Gbit = 125e6;
-
-Topology hosts(const std::vector<int>& sizes, Link node, Link rank) {
-    Topology t;
-    Status s = Topology::from_node_sizes(sizes, node, rank, &t);
-    if (!s) fail_msg("%s", s.message().c_str());
-    return t;
-}
-
-// tests/cluster spec "a": hosts of 2 and 3 ranks, 200 Mbit/s host links.
-Topology cluster_2_3() { return hosts({2, 3}, {k200Mbit, 20e-6}, kShm); }
-
-// Spec "c": racks 1+2 | 2+3 ranks, 1 Gbit/s host links, 200 Mbit/s rack
-// uplinks, ranks round-robin over the hosts (--map-by node).
-Topology cluster_two_racks() {
-    TopologyBuilder b;
-    int r0 = b.add(b.root(), Level::rack, "rack0", {k200Mbit, 20e-6});
-    int r1 = b.add(b.root(), Level::rack, "rack1", {k200Mbit, 20e-6});
-    int n[4] = {b.add(r0, Level::node, "n0", {k1Gbit, 20e-6}), b.add(r0, Level::node, "n1", {k1Gbit, 20e-6}),
-                b.add(r1, Level::node, "n2", {k1Gbit, 20e-6}), b.add(r1, Level::node, "n3", {k1Gbit, 20e-6})};
-    const int host_of[8] = {0, 1, 2, 3, 1, 2, 3, 3};
-    for (int r = 0; r < 8; ++r) b.add_rank(n[host_of[r]], r, kShm);
-    Topology t;
-    Status s = b.build(&t);
-    if (!s) fail_msg("%s", s.message().c_str());
-    return t;
-}
 
 // R racks x N hosts x G ranks, 100 Gbit/s hosts, rack uplinks a quarter of
 // their hosts' sum (racks == 1: hosts under the root).
