@@ -114,13 +114,14 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
         }
     }
 
-    // Winners.  Ties (within min_gain of the best) go to the earlier
-    // candidate, except in the bandwidth regime (the best time is at least
-    // twice the best at the first size) where a tied plan whose busiest
-    // rank reduces less than 2/3 as much wins: the model knows CPUs least
-    // well (oversubscribed cores, progress), so of two equal predictions
-    // the one that concentrates less work on one rank (not a node leader
-    // reducing everything) is the safer bet.
+    // Winners.  The earliest candidate (the simplest: fewest messages)
+    // predicted within min_gain of the best wins; in the bandwidth regime
+    // (the best time is at least twice the best at the first size) a plan
+    // predicted within kTie of that winner whose busiest rank reduces less
+    // than 2/3 as much replaces it: the model knows CPUs least well
+    // (oversubscribed cores, progress), so of two equal predictions the one
+    // that concentrates less work on one rank (not a node leader reducing
+    // everything) is the safer bet.
     // A size is decided only while the previous size's winner has a
     // prediction there too: a winner must beat the incumbent, not just be
     // the only one the budget reached.
@@ -142,10 +143,15 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
         const bool bandwidth = best >= 2 * first_best;
         last_bandwidth = bandwidth;
         int win = -1;
-        for (std::size_t a = 0; a < na; ++a) {
-            if (!(rep.time[a][s] >= 0 && rep.time[a][s] <= best * (1 + opt.min_gain))) continue;
-            if (win < 0 || (bandwidth && rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3)))
-                win = static_cast<int>(a);
+        for (std::size_t a = 0; a < na && win < 0; ++a)
+            if (rep.time[a][s] >= 0 && rep.time[a][s] <= best * (1 + opt.min_gain)) win = static_cast<int>(a);
+        if (bandwidth) {
+            const double t = rep.time[static_cast<std::size_t>(win)][s];
+            const double hi = t * (1 + DefaultTableOptions::kTie), lo = t / (1 + DefaultTableOptions::kTie);
+            for (std::size_t a = 0; a < na; ++a)
+                if (rep.time[a][s] >= lo && rep.time[a][s] <= hi &&
+                    rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3))
+                    win = static_cast<int>(a);
         }
         rep.winner[s] = win;
         incumbent = win;

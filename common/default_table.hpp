@@ -15,10 +15,12 @@
 //              range starts at 0, the last one is open when its winner
 //              won in the bandwidth regime.
 //
-// Ties (within min_gain) go to the earlier candidate while latency
-// dominates, so the latency algorithm is not displaced by noise-level
-// differences, and in the bandwidth regime to the plan whose busiest rank
-// reduces the least.  The result is a pure function of (topology, options):
+// A candidate must be predicted faster than every earlier (simpler, fewer
+// messages) one by more than min_gain to win: the model charges extra
+// messages less than they cost where processes share cores, and noise-level
+// differences should not displace the latency algorithm.  Among plans
+// predicted equal (within kTie) in the bandwidth regime, the one whose
+// busiest rank reduces the least wins.  The result is a pure function of (topology, options):
 // no clocks, no randomness, so every rank of a communicator computes the
 // same table without talking.
 //
@@ -61,9 +63,12 @@ struct DefaultTableOptions {
     // flat ring last.
     std::vector<Algorithm> candidates = {Algorithm::recursive_doubling, Algorithm::tree, Algorithm::flexreduce,
                                          Algorithm::hring, Algorithm::ring};
-    // A candidate must be faster than an earlier one by more than this
-    // fraction to win.
-    double min_gain = 0.02;
+    // A candidate must be predicted faster than an earlier one by more than
+    // this fraction to win (EngineConfig::model_margin).
+    double min_gain = 0.15;
+    // Predictions this close count as equal (the bandwidth-regime tie
+    // rule in build_default_table).
+    static constexpr double kTie = 0.02;
     // Budget (deterministic: counted in executor steps, not seconds).
     std::size_t max_steps = std::size_t(1) << 16;        // per prediction
     std::size_t max_total_steps = std::size_t(1) << 18;  // per table

@@ -44,6 +44,10 @@ Status Engine::setup(const std::vector<RankInfo>& ranks) {
         Status s = parse_latency(cfg_.model_overhead_text, &cfg_.model_overhead);
         if (!s) return Status::invalid("coll_topoar_model_overhead '" + cfg_.model_overhead_text + "': " + s.message());
     }
+    if (!cfg_.model_margin_text.empty()) {
+        Status s = parse_fraction(cfg_.model_margin_text, &cfg_.model_margin);
+        if (!s) return Status::invalid("coll_topoar_model_margin '" + cfg_.model_margin_text + "': " + s.message());
+    }
     if (static_cast<int>(ranks.size()) != size_)
         return Status::internal("setup: got " + std::to_string(ranks.size()) + " rank records for " +
                                 std::to_string(size_) + " ranks");
@@ -115,6 +119,7 @@ DefaultTableOptions Engine::table_options(const EngineConfig& cfg) {
     o.plan = plan_options_for(cfg, o.elem_size);
     o.model.segment_bytes = cfg.segment_bytes;
     o.model.overhead = cfg.model_overhead;
+    o.min_gain = cfg.model_margin;
     // Sizes 8 B, 32 B, ... 2 MiB: by 2 MiB every plan is deep in the
     // bandwidth regime (the ranking holds above, default_table.hpp), and
     // the larger sizes would cost most of the set-up time.

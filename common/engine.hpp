@@ -51,6 +51,15 @@ struct EngineConfig {
     // The same as text ("40us", an MCA parameter), parsed by setup(); ""
     // keeps model_overhead.
     std::string model_overhead_text;
+    // How much faster (a fraction) a candidate must be predicted than a
+    // simpler one (fewer messages: the latency algorithm, trees, then
+    // flexreduce, hring, ring) to win a size of the default table; the
+    // model charges extra messages less than they cost where processes
+    // share cores (docs/cost-model.md "Default table").
+    double model_margin = 0.15;
+    // The same as text ("0.15" or "15%", an MCA parameter), parsed by
+    // setup(); "" keeps model_margin.
+    std::string model_margin_text;
     int num_trees = 0;              // aggregation trees (0: planner's choice)
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
     DiscoveryOptions discovery;

@@ -121,6 +121,7 @@ topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t*
         c.rules_file = cfg->rules_file ? cfg->rules_file : "";
         c.model_table = cfg->model_table != 0;
         c.model_overhead_text = cfg->model_overhead ? cfg->model_overhead : "";
+        c.model_margin_text = cfg->model_margin ? cfg->model_margin : "";
         return new topoar_engine(rank, size, std::move(c));
     } catch (...) {
         return nullptr;

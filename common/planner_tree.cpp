@@ -286,7 +286,10 @@ int leader_exchange_rounds(int leaders, const LeaderTreeOptions& lopts, LeaderEx
     const int rb = 2 * knomial_rounds(leaders, std::max(2, lopts.leader_radix));
     const int rd = rd_rounds(leaders);
     LeaderExchange e = lopts.exchange;
-    if (e == LeaderExchange::automatic) e = rd < rb ? LeaderExchange::recursive_doubling : LeaderExchange::reduce_bcast;
+    // On a tie recursive doubling wins: its messages cross each link in both
+    // directions at once, where the reduce sends everything in towards the
+    // first leader and the broadcast everything out again.
+    if (e == LeaderExchange::automatic) e = rd <= rb ? LeaderExchange::recursive_doubling : LeaderExchange::reduce_bcast;
     if (chosen) *chosen = e;
     return e == LeaderExchange::recursive_doubling ? rd : rb;
 }
@@ -305,10 +308,12 @@ Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, 
     if (lopts.intra_radix < 2 || lopts.leader_radix < 2)
         return Status::invalid("plan_leader_tree: radix must be at least 2");
 
-    // Hosts in order of their lowest rank; the lowest rank leads.
+    // Hosts in the tree's leaf order (hosts of one rack next to each other,
+    // so recursive doubling's first steps stay inside racks); the lowest
+    // rank of a host leads.
     std::vector<std::vector<int>> hosts;
     std::vector<int> host_index(idx(topo.num_nodes()), -1);
-    for (int r = 0; r < p; ++r) {
+    for (int r : topo.ranks_in_tree_order(topo.root())) {
         int h = topo.node_of_rank(r);
         if (h < 0) {
             hosts.push_back({r});
@@ -320,6 +325,7 @@ Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, 
         }
         hosts[idx(host_index[idx(h)])].push_back(r);
     }
+    for (auto& h : hosts) std::sort(h.begin(), h.end());
     std::vector<int> leaders;
     int intra = 0;
     for (const auto& h : hosts) {

@@ -97,8 +97,9 @@ Status plan_tree(const Topology& topo, std::size_t count, int only_rank, const P
 
 // How the host leaders of plan_leader_tree combine their partial results.
 enum class LeaderExchange {
-    // recursive_doubling when it takes fewer rounds than reduce_bcast
-    // (radix 4: N = 2, 8, 32, ... leaders), else reduce_bcast.
+    // recursive_doubling when it takes at most as many rounds as
+    // reduce_bcast (radix 4: N = 2, 4, 8, 16, 32, ... leaders), else
+    // reduce_bcast.
     automatic,
     // k-nomial reduce to the first leader, then k-nomial broadcast: every
     // element reduced exactly once (final_reducers == 1).

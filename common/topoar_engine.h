@@ -77,6 +77,10 @@ typedef struct topoar_config {
      * "" keeps the default; a bad value fails topoar_engine_setup()). */
     int model_table;
     const char *model_overhead;
+    /* How much faster a candidate must be predicted than a simpler one to
+     * win a size of that table ("0.15" or "15%"; NULL or "" keeps the
+     * default; a bad value fails topoar_engine_setup()). */
+    const char *model_margin;
 } topoar_config_t;
 
 /* What each rank contributes to topology discovery (exchanged by allgather:

@@ -171,6 +171,29 @@ Status parse_latency(const std::string& text, double* seconds) {
     return Status::ok();
 }
 
+Status parse_fraction(const std::string& text, double* fraction) {
+    std::string t = text;
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    std::size_t b = 0;
+    while (b < t.size() && std::isspace(static_cast<unsigned char>(t[b]))) ++b;
+    t = t.substr(b);
+    double scale = 1;
+    if (!t.empty() && t.back() == '%') {
+        scale = 0.01;
+        t.pop_back();
+    }
+    if (t.empty()) return Status::invalid("empty value; expected a fraction such as 0.15 or 15%");
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(t.c_str(), &end);
+    if (end != t.c_str() + t.size() || errno != 0 || !std::isfinite(v))
+        return Status::invalid("'" + text + "' is not a number; expected a fraction such as 0.15 or 15%");
+    v *= scale;
+    if (v < 0 || v >= 1) return Status::invalid("'" + text + "' is outside [0, 1) (0% to under 100%)");
+    *fraction = v;
+    return Status::ok();
+}
+
 std::string format_bandwidth(double bytes_per_second, bool in_bits) {
     std::initializer_list<const char*> bits = {"Gbit", "Mbit", "Tbit", "kbit", "bit"};
     std::initializer_list<const char*> bytes = {"GB/s", "MB/s", "TB/s", "KB/s", "B/s"};

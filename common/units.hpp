@@ -29,6 +29,9 @@ Status parse_bandwidth(const std::string& text, double* bytes_per_second);
 // "50us" -> 5e-5.  Latency must be non-negative and finite.
 Status parse_latency(const std::string& text, double* seconds);
 
+// "0.15" or "15%" -> 0.15.  Must lie in [0, 1) (a margin, a share).
+Status parse_fraction(const std::string& text, double* fraction);
+
 // Shortest spelling in the file syntax that parses back to exactly the value
 // ("200Mbit", "20GB/s", "50us"); used by Topology::to_text.  Network links
 // read best in bits, memory links in bytes: `in_bits` picks the family tried

@@ -36,6 +36,7 @@ typedef struct mca_coll_topoar_component_t {
     char *rules_file;         /* decision rules for auto; NULL = none */
     bool model_table;         /* auto: default table from the cost model */
     char *model_overhead;     /* the model's per-message overhead, "40us" */
+    char *model_margin;       /* default table: gain a complex plan needs, "15%" */
 
     int last_algorithm;       /* MPI_T: algorithm of the last call */
 } mca_coll_topoar_component_t;

@@ -112,6 +112,7 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
         .rules_file = cm->rules_file,
         .model_table = cm->model_table ? 1 : 0,
         .model_overhead = cm->model_overhead,
+        .model_margin = cm->model_margin,
     };
 
     topoar_local_rank_info(&mine);

@@ -137,8 +137,12 @@ static int topoar_register(void)
     int rc;
 
     (void) mca_base_component_var_register(
-        c, "priority", "Priority of the topoar coll component (it only provides MPI_Allreduce)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &cm->priority);
+        c, "priority",
+        "Priority of the topoar coll component (it only provides MPI_Allreduce); negative: not used. "
+        "Settable through MPI_T at run time: applies to communicators created afterwards "
+        "(topoar_tune --compare --previous uses this to measure the module topoar hands calls to).",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+        &cm->priority);
     (void) mca_base_component_var_register(
         c, "verbose",
         "Verbosity: 1 set-up problems and fallbacks, 10 discovered topology (rank 0), "
@@ -213,6 +217,15 @@ static int topoar_register(void)
         "BTL) or '2us' (RDMA networks); larger values move the switch from the latency algorithm to "
         "the bandwidth algorithms to larger messages. Must be the same on all ranks.",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->model_overhead);
+
+    cm->model_margin = NULL;
+    (void) mca_base_component_var_register(
+        c, "model_margin",
+        "How much faster the cost model must predict an algorithm with more messages (order: "
+        "recursive_doubling, tree, flexreduce, hring, ring) than a simpler one for the table to "
+        "choose it, '0.15' or '15%' (the default); 0 takes the fastest prediction. Must be the "
+        "same on all ranks.",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->model_margin);
 
     cm->socket_link = cm->node_link = cm->rack_link = cm->spine_link = NULL;
     (void) mca_base_component_var_register(

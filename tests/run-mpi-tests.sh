@@ -94,10 +94,12 @@ expect_output "model_table 0 uses the fixed choice" "allreduce of .* bytes .* ->
 # A bad model overhead: one message naming the parameter, previous module.
 expect_output "bad model_overhead falls back" "set-up failed .*coll_topoar_model_overhead 'fast'" \
     "${mpi[@]}" --mca coll_topoar_model_overhead fast -np 3 "$bin" --quick
+expect_output "bad model_margin falls back" "set-up failed .*coll_topoar_model_margin '150%'.*outside" \
+    "${mpi[@]}" --mca coll_topoar_model_margin 150% -np 3 "$bin" --quick
 # ompi_info lists the parameters and performance variables.
 expect_output "ompi_info lists parameters" "coll_topoar_allreduce_algorithm.*auto" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
-expect_output "ompi_info lists the model parameters" "coll_topoar_model_overhead" \
+expect_output "ompi_info lists the model parameters" "coll_topoar_model_margin" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
 # valgrind: no invalid accesses or leaks from topoar's frames.
 if command -v valgrind >/dev/null; then

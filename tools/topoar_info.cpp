@@ -52,11 +52,12 @@ void usage() {
     std::printf(
         "usage: topoar_info [--text] [--topology-file F] [--rack-file F]\n"
         "                   [--socket-link L] [--node-link L] [--rack-link L] [--spine-link L]\n"
-        "                   [--model-overhead T]\n"
+        "                   [--model-overhead T] [--model-margin F]\n"
         "Prints the topology topoar discovers for MPI_COMM_WORLD (run it under mpirun\n"
         "with the job's layout) and, without --text, the table auto would build from\n"
         "the cost model for it.  L is BANDWIDTH[,LATENCY], e.g. 200Mbit,50us; T a\n"
-        "time such as 40us (default: coll_topoar_model_overhead).\n");
+        "time such as 40us (default: coll_topoar_model_overhead); F a fraction such\n"
+        "as 0.15 or 15%% (default: coll_topoar_model_margin).\n");
 }
 
 }  // namespace
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
     std::string links[4] = {read_cvar("coll_topoar_socket_link"), read_cvar("coll_topoar_node_link"),
                             read_cvar("coll_topoar_rack_link"), read_cvar("coll_topoar_spine_link")};
     std::string overhead = read_cvar("coll_topoar_model_overhead");
+    std::string margin = read_cvar("coll_topoar_model_margin");
     bool text = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -93,6 +95,7 @@ int main(int argc, char** argv) {
         else if (a == "--rack-link") value(&links[2]);
         else if (a == "--spine-link") value(&links[3]);
         else if (a == "--model-overhead") value(&overhead);
+        else if (a == "--model-margin") value(&margin);
         else if (a == "-h" || a == "--help") {
             if (rank == 0) usage();
             MPI_Finalize();
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
         cfg.model_table = text ? 0 : 1;
         cfg.single_node_hand_down = 1;
         cfg.model_overhead = overhead.c_str();
+        cfg.model_margin = margin.c_str();
         cfg.segment_bytes = read_size_cvar("coll_topoar_segment_size", 32768);
         cfg.pipeline_bytes = read_size_cvar("coll_topoar_pipeline_size", 32768);
         cfg.small_msg_bytes = read_size_cvar("coll_topoar_small_msg_size", 65536);

@@ -72,6 +72,8 @@ const char* const kUsage =
     "  --rules FILE            write the decision table to FILE as a rules file\n"
     "  --csv FILE              one line per algorithm and size\n"
     "  --default-table         also build the engine's set-up table (budgeted)\n"
+    "  --margin F              its margin: gain a candidate with more messages\n"
+    "                          needs over a simpler one, 0.15 or 15%   [15%]\n"
     "  -v                      planning/simulation time, messages, busiest link\n";
 
 struct Options {
@@ -94,6 +96,7 @@ struct Options {
     std::string rules_file, csv_file;
     bool verbose = false;
     bool default_table = false;
+    double margin = EngineConfig{}.model_margin;
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -216,6 +219,8 @@ Options parse(int argc, char** argv) {
             o.search_hring = true;
         } else if (a == "--levels") {
             o.levels = parse_int(val(), "--levels", 1);
+        } else if (a == "--margin") {
+            check(parse_fraction(val(), &o.margin));
         } else if (a == "--overhead") {
             check(parse_latency(val(), &o.model.overhead));
         } else if (a == "--reduce-bw") {
@@ -575,6 +580,7 @@ int main(int argc, char** argv) {
         dto.elem_size = o.elem;
         dto.plan = popt;
         dto.model = o.model;
+        dto.min_gain = o.margin;
         DecisionTable dt;
         DefaultTableReport rep;
         double c0 = cpu_now();

@@ -102,6 +102,13 @@ void usage() {
         "                    of the fastest (fewer, longer ranges; default 5)\n"
         "  --save FILE       also save the medians (for --merge)\n"
         "  --merge F...      no measuring: rules from files written with --save\n"
+        "  --compare         no rules: measure auto (the cost-model table, or the\n"
+        "                    rules file given with --mca coll_topoar_rules_file)\n"
+        "                    side by side with every algorithm forced, and print\n"
+        "                    auto / fastest forced per size\n"
+        "  --previous        with --compare: also the module topoar hands calls to\n"
+        "                    (tuned), on a communicator topoar stays off\n"
+        "  --csv FILE        with --compare: the medians as CSV\n"
         "  -h, --help        this text\n");
 }
 
@@ -120,6 +127,8 @@ struct Options {
     double tolerance = 0.05;  // keep the previous size's choice if this close to the fastest
     std::string save;
     std::vector<std::string> merge;
+    bool compare = false, previous = false;
+    std::string csv;
 };
 
 Status parse_algorithms(const std::string& list, std::vector<Algorithm>* out) {
@@ -179,6 +188,12 @@ Options parse_args(int argc, char** argv) {
             if (!(o.tolerance >= 0 && o.tolerance < 1)) die("--tolerance must be in [0, 100)");
         } else if (a == "--save") {
             o.save = value(i);
+        } else if (a == "--compare") {
+            o.compare = true;
+        } else if (a == "--previous") {
+            o.previous = true;
+        } else if (a == "--csv") {
+            o.csv = value(i);
         } else if (a == "--merge") {
             while (i + 1 < argc && argv[i + 1][0] != '-') o.merge.push_back(argv[++i]);
             if (o.merge.empty()) die("--merge needs files");
@@ -187,6 +202,9 @@ Options parse_args(int argc, char** argv) {
             die("unknown argument '" + a + "'");
         }
     }
+    if ((o.previous || !o.csv.empty()) && !o.compare) die("--previous and --csv go with --compare");
+    if (o.compare && (!o.merge.empty() || !o.save.empty() || o.output_given))
+        die("--compare writes no rules: no -o, --save or --merge with it");
     return o;
 }
 
@@ -211,6 +229,7 @@ public:
             die("cannot allocate MPI_T handles for topoar's variables");
     }
     void finalize() {
+        if (prio_ >= 0) MPI_T_cvar_handle_free(&prio_h_);
         MPI_T_pvar_handle_free(session_, &pvar_h_);
         MPI_T_pvar_session_free(&session_);
         MPI_T_cvar_handle_free(&cvar_h_);
@@ -223,6 +242,20 @@ public:
         return v;
     }
     int set_algorithm(int v) { return MPI_T_cvar_write(cvar_h_, &v); }
+    // coll_topoar_priority, for --previous: communicators created while it
+    // is negative do not get topoar.  Returns the MPI_T error code.
+    int set_priority(int v, int* old) {
+        int count, rc;
+        if (prio_ < 0) {
+            if ((rc = MPI_T_cvar_get_index("coll_topoar_priority", &prio_)) != MPI_SUCCESS) return rc;
+            if ((rc = MPI_T_cvar_handle_alloc(prio_, nullptr, &prio_h_, &count)) != MPI_SUCCESS) {
+                prio_ = -1;
+                return rc;
+            }
+        }
+        if (old && (rc = MPI_T_cvar_read(prio_h_, old)) != MPI_SUCCESS) return rc;
+        return MPI_T_cvar_write(prio_h_, &v);
+    }
     int last_algorithm() const {
         int v = -1;
         MPI_T_pvar_read(session_, pvar_h_, &v);
@@ -230,8 +263,8 @@ public:
     }
 
 private:
-    int cvar_ = -1, pvar_ = -1;
-    MPI_T_cvar_handle cvar_h_{};
+    int cvar_ = -1, pvar_ = -1, prio_ = -1;
+    MPI_T_cvar_handle cvar_h_{}, prio_h_{};
     MPI_T_pvar_session session_{};
     MPI_T_pvar_handle pvar_h_{};
 };
@@ -297,22 +330,30 @@ struct Sample {
     double seconds;  // per call, slowest rank
     bool ran;        // topoar ran the algorithm on every rank
     bool correct;    // every rank got the right sum
+    int last;        // what topoar ran (last_algorithm), -1: ranks differ
 };
 
-// Times `iters` calls on `comm`; result and algorithm are checked.
-Sample time_allreduce(MPI_Comm comm, Mpit& mpit, Algorithm alg, std::vector<float>& sbuf, std::vector<float>& rbuf,
+// `want` of time_allreduce: any algorithm (record what ran), or no topoar
+// call to check (the previous module's communicator).
+const int kAnyAlgorithm = -1, kNotTopoar = -2;
+
+// Times `iters` calls on `comm`; the result is checked, and the algorithm
+// topoar ran unless `want` is kAnyAlgorithm or kNotTopoar.
+Sample time_allreduce(MPI_Comm comm, Mpit& mpit, int want, std::vector<float>& sbuf, std::vector<float>& rbuf,
                       int count, int iters, float expected) {
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; ++i) MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, comm);
     double t = (MPI_Wtime() - t0) / iters;
     // Read before any other allreduce (the one below included) changes it.
-    bool ran = mpit.last_algorithm() == static_cast<int>(alg);
+    int last = want == kNotTopoar ? 0 : mpit.last_algorithm();
+    bool ran = want < 0 || last == want;
     bool correct = rbuf[0] == expected && rbuf[static_cast<std::size_t>(count) - 1] == expected &&
                    rbuf[static_cast<std::size_t>(count) / 2] == expected;
-    double local[3] = {t, ran ? 0.0 : 1.0, correct ? 0.0 : 1.0}, global[3];
-    MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return {global[0], global[1] == 0, global[2] == 0};
+    double local[5] = {t, ran ? 0.0 : 1.0, correct ? 0.0 : 1.0, static_cast<double>(last), -static_cast<double>(last)};
+    double global[5];
+    MPI_Allreduce(local, global, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return {global[0], global[1] == 0, global[2] == 0, global[3] == -global[4] ? static_cast<int>(global[3]) : -1};
 }
 
 Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
@@ -377,7 +418,8 @@ Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
             for (std::size_t k = 0; k < na; ++k) {
                 std::size_t a = (k + static_cast<std::size_t>(r)) % na;
                 if (!valid[a]) continue;
-                Sample s = time_allreduce(comms[a], mpit, m.algorithms[a], sbuf, rbuf, count, iters, expected);
+                Sample s = time_allreduce(comms[a], mpit, static_cast<int>(m.algorithms[a]), sbuf, rbuf, count,
+                                          iters, expected);
                 if (!s.ran || !s.correct) {
                     valid[a] = false;
                     if (!s.correct && !reported_wrong[a] && g_rank == 0)
@@ -396,6 +438,175 @@ Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
     for (std::size_t a = 0; a < na; ++a)
         if (reported_wrong[a]) m.notes.push_back(std::string(algorithm_name(m.algorithms[a])) + ": wrong results seen");
     return m;
+}
+
+// ---------------------------------------------------------------- --compare
+
+// auto side by side with every algorithm forced (and the previous module):
+// one communicator each in this job, interleaved rounds per size, medians.
+// Separate jobs per configuration differ by more than the 5-10 % this has
+// to resolve on an oversubscribed machine (docs/performance.md).
+struct Compared {
+    CommShape shape;
+    std::vector<std::size_t> sizes;
+    std::vector<std::string> names;              // "auto", forced algorithms, "previous"
+    std::vector<int> want;                       // per entry: time_allreduce's check
+    std::vector<std::vector<double>> median_us;  // [size][entry]; NaN: not valid
+    std::vector<int> auto_ran;                   // [size]: last_algorithm under auto (-1: ranks differed)
+    std::vector<std::string> notes;
+};
+
+const char* ran_name(int last) {
+    if (last == kLastFallback) return "handed-down";
+    if (last > 0 && last < kNumAlgorithms) return algorithm_name(static_cast<Algorithm>(last));
+    return "?";
+}
+
+Compared compare(const Options& o, Mpit& mpit, int preset) {
+    Compared m;
+    m.shape = probe_shape(MPI_COMM_WORLD);
+    m.sizes = size_list(o);
+    const int nranks = m.shape.ranks;
+    std::vector<MPI_Comm> comms;
+    auto all_ok = [](int ok) {
+        int all = 0;
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        return all != 0;
+    };
+    // auto and the forced algorithms: set up while the control variable
+    // names them.
+    std::vector<int> algs = {0};
+    for (Algorithm a : o.algorithms) algs.push_back(static_cast<int>(a));
+    for (int alg : algs) {
+        int rc = mpit.set_algorithm(alg);
+        if (!all_ok(rc == MPI_SUCCESS))
+            die(std::string("MPI_T_cvar_write(") + kAlgVar + ") failed: " + mpit_error(rc) +
+                "; --compare needs it writable at run time");
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        float one = 1, sum = 0;
+        MPI_Allreduce(&one, &sum, 1, MPI_FLOAT, MPI_SUM, c);
+        int last = mpit.last_algorithm();
+        const char* name = alg == 0 ? "auto" : algorithm_name(static_cast<Algorithm>(alg));
+        bool ok = sum == static_cast<float>(nranks) && (alg == 0 ? last != 0 : last == alg);
+        if (!all_ok(ok)) {
+            if (alg == 0) die("auto: topoar did not run (is it loaded?)");
+            if (g_rank == 0) std::printf("# %-20s skipped: %s\n", name, ran_name(last));
+            m.notes.push_back(std::string(name) + ": skipped, ran as " + ran_name(last));
+            MPI_Comm_free(&c);
+            continue;
+        }
+        m.names.push_back(name);
+        m.want.push_back(alg == 0 ? kAnyAlgorithm : alg);
+        comms.push_back(c);
+    }
+    mpit.set_algorithm(preset);
+    if (o.previous) {
+        // A communicator created while topoar's priority is negative gets
+        // the module topoar would hand its calls to.
+        int old = 0, rc = mpit.set_priority(-1, &old);
+        if (!all_ok(rc == MPI_SUCCESS)) die("cannot write coll_topoar_priority through MPI_T: " + mpit_error(rc));
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        mpit.set_priority(old, nullptr);
+        m.names.push_back("previous");
+        m.want.push_back(kNotTopoar);
+        comms.push_back(c);
+    }
+
+    const std::size_t ne = comms.size();
+    m.median_us.assign(m.sizes.size(), std::vector<double>(ne, kNaN));
+    m.auto_ran.assign(m.sizes.size(), -1);
+    const float expected = static_cast<float>(nranks) * static_cast<float>(nranks + 1) / 2;
+    for (std::size_t si = 0; si < m.sizes.size(); ++si) {
+        const std::size_t bytes = m.sizes[si];
+        const int count = static_cast<int>(bytes / sizeof(float));
+        int iters = o.iterations;
+        if (bytes > 65536) iters = std::max(2, static_cast<int>(static_cast<double>(o.iterations) * 65536 / bytes));
+        std::vector<float> sbuf(static_cast<std::size_t>(count), static_cast<float>(g_rank + 1));
+        std::vector<float> rbuf(static_cast<std::size_t>(count), 0);
+        std::vector<std::vector<double>> samples(ne);
+        std::vector<bool> valid(ne, true);
+        for (std::size_t e = 0; e < ne; ++e)  // plans are built at a size's first call
+            MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, comms[e]);
+        int auto_ran = -2;
+        for (int r = 0; r < o.repeats; ++r)
+            for (std::size_t k = 0; k < ne; ++k) {
+                const std::size_t e = (k + static_cast<std::size_t>(r)) % ne;
+                if (!valid[e]) continue;
+                Sample s = time_allreduce(comms[e], mpit, m.want[e], sbuf, rbuf, count, iters, expected);
+                if (!s.ran || !s.correct) {
+                    valid[e] = false;
+                    if (g_rank == 0)
+                        std::fprintf(stderr, "topoar_tune: %s at %zu bytes: %s; not used\n", m.names[e].c_str(), bytes,
+                                     s.correct ? "did not run as forced" : "WRONG RESULT");
+                    m.notes.push_back(m.names[e] + " at " + format_size(bytes) + ": " +
+                                      (s.correct ? "did not run as forced" : "wrong result"));
+                    continue;
+                }
+                if (m.want[e] == kAnyAlgorithm) auto_ran = auto_ran == -2 || auto_ran == s.last ? s.last : -1;
+                samples[e].push_back(s.seconds * 1e6);
+            }
+        for (std::size_t e = 0; e < ne; ++e)
+            if (valid[e] && !samples[e].empty()) m.median_us[si][e] = median(samples[e]);
+        m.auto_ran[si] = auto_ran < 0 ? -1 : auto_ran;
+    }
+    for (MPI_Comm& c : comms) MPI_Comm_free(&c);
+    return m;
+}
+
+// Ratio of auto to the fastest forced algorithm (and to the previous
+// module) per size; returns the lines of the table.
+void print_compare(const Compared& m, const Options& o) {
+    std::printf("# medians in microseconds per MPI_Allreduce (float sum), %s\n", describe_shape(m.shape).c_str());
+    std::printf("# %d interleaved rounds of %d calls (fewer above 64K); auto ran: what the component chose\n",
+                o.repeats, o.iterations);
+    std::printf("%10s", "bytes");
+    for (const auto& n : m.names) std::printf(" %19s", n.c_str());
+    std::printf(" %19s %12s %19s", "auto ran", "auto/best", "best forced");
+    const bool prev = !m.names.empty() && m.names.back() == "previous";
+    if (prev) std::printf(" %14s", "auto/previous");
+    std::printf("\n");
+    for (std::size_t si = 0; si < m.sizes.size(); ++si) {
+        std::printf("%10zu", m.sizes[si]);
+        int best = -1;
+        for (std::size_t e = 0; e < m.names.size(); ++e) {
+            double t = m.median_us[si][e];
+            if (std::isnan(t)) std::printf(" %19s", "-");
+            else std::printf(" %19.2f", t);
+            if (m.want[e] > 0 && !std::isnan(t) && (best < 0 || t < m.median_us[si][static_cast<std::size_t>(best)]))
+                best = static_cast<int>(e);
+        }
+        double a = m.median_us[si][0];
+        std::printf(" %19s", ran_name(m.auto_ran[si]));
+        if (best >= 0 && !std::isnan(a))
+            std::printf(" %12.3f %19s", a / m.median_us[si][static_cast<std::size_t>(best)],
+                        m.names[static_cast<std::size_t>(best)].c_str());
+        else
+            std::printf(" %12s %19s", "-", "-");
+        if (prev) {
+            double p = m.median_us[si].back();
+            if (std::isnan(p) || std::isnan(a)) std::printf(" %14s", "-");
+            else std::printf(" %14.3f", a / p);
+        }
+        std::printf("\n");
+    }
+    for (const auto& n : m.notes) std::printf("# note: %s\n", n.c_str());
+}
+
+Status write_compare_csv(const Compared& m, const std::string& path) {
+    std::ofstream f(path);
+    if (!f) return Status::io(path + ": cannot write");
+    f << "bytes,entry,median_us,auto_ran\n";
+    char buf[64];
+    for (std::size_t si = 0; si < m.sizes.size(); ++si)
+        for (std::size_t e = 0; e < m.names.size(); ++e) {
+            if (std::isnan(m.median_us[si][e])) continue;
+            std::snprintf(buf, sizeof buf, "%.3f", m.median_us[si][e]);
+            f << m.sizes[si] << "," << m.names[e] << "," << buf << "," << ran_name(m.auto_ran[si]) << "\n";
+        }
+    f.close();
+    return f ? Status::ok() : Status::io(path + ": write error");
 }
 
 // ---------------------------------------------------------------- results
@@ -667,6 +878,22 @@ int main(int argc, char** argv) {
                                             static_cast<Algorithm>(preset)) == o.algorithms.end())
             die(std::string("--algorithms does not list the preset '") + algorithm_name(static_cast<Algorithm>(preset)) + "'");
         if (o.save.empty()) die("measuring a single algorithm: give --save FILE (then --merge the files)");
+    }
+
+    if (o.compare) {
+        if (!can_force) die("--compare needs " + std::string(kAlgVar) + " writable through MPI_T");
+        Compared c = compare(o, mpit, preset);
+        if (g_rank == 0) {
+            print_compare(c, o);
+            if (!o.csv.empty()) {
+                Status s = write_compare_csv(c, o.csv);
+                if (!s) die_alone(s.message());
+                std::printf("# medians written to %s\n", o.csv.c_str());
+            }
+        }
+        mpit.finalize();
+        MPI_Finalize();
+        return 0;
     }
 
     Measurements m = measure(o, mpit, can_force, preset);

@@ -14,6 +14,7 @@
 #include "fake_transport.hpp"
 #include "plan_check.hpp"
 #include "planners.hpp"
+#include "units.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -345,6 +346,34 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     Status s = b.setup(ranks);
     assert_false(s.is_ok());
     assert_non_null(std::strstr(s.message().c_str(), "coll_topoar_model_overhead 'fast'"));
+
+    // The margin: a bad value fails set-up the same way; "15%" builds the
+    // default's table ("" keeps the default).
+    for (const char* m : {"1.5", "-0.1", "15", "x%", ""}) {
+        EngineConfig c = cfg;
+        c.model_margin_text = m;
+        Engine x(0, 5, c);
+        Status st = x.setup(ranks);
+        if (*m == 0) {
+            assert_true(st.is_ok());
+            continue;
+        }
+        assert_false(st.is_ok());
+        assert_non_null(std::strstr(st.message().c_str(), "coll_topoar_model_margin"));
+    }
+    EngineConfig pct = cfg;
+    pct.model_margin_text = "15%";
+    Engine y(0, 5, pct);
+    assert_true(y.setup(ranks).is_ok());
+    assert_string_equal(y.model_table().to_text("x").c_str(), t.to_text("x").c_str());
+    double frac = -1;
+    assert_true(parse_fraction("15%", &frac).is_ok());
+    assert_true(std::fabs(frac - 0.15) < 1e-15);
+    assert_true(parse_fraction(" 0.25 ", &frac).is_ok());
+    assert_true(std::fabs(frac - 0.25) < 1e-15);
+    assert_true(parse_fraction("0", &frac).is_ok() && frac == 0);
+    assert_false(parse_fraction("100%", &frac).is_ok());
+    assert_false(parse_fraction("%", &frac).is_ok());
 }
 
 namespace {

@@ -464,6 +464,50 @@ static void test_leader_tree_rounds_vs_recursive_doubling(void** state) {
                 for (const auto& op : round.ops) assert_int_equal(t.node_of_rank(r), t.node_of_rank(op.peer));
 }
 
+// The leader exchange: recursive doubling when it takes at most as many
+// rounds as the radix-4 reduce + broadcast (a tie goes to it: it uses both
+// directions of every link at once), and with the hosts in tree order its
+// first step pairs hosts of one rack, even when rank numbers are dealt
+// round-robin over the hosts (--map-by node).
+static void test_leader_exchange_choice(void** state) {
+    (void)state;
+    LeaderTreeOptions lo;
+    LeaderExchange e;
+    const struct {
+        int leaders;
+        LeaderExchange want;
+    } cases[] = {{2, LeaderExchange::recursive_doubling}, {3, LeaderExchange::reduce_bcast},
+                 {4, LeaderExchange::recursive_doubling}, {8, LeaderExchange::recursive_doubling},
+                 {16, LeaderExchange::recursive_doubling}};
+    for (const auto& c : cases) {
+        leader_exchange_rounds(c.leaders, lo, &e);
+        if (e != c.want) fail_msg("%d leaders: exchange %d, want %d", c.leaders, static_cast<int>(e), static_cast<int>(c.want));
+    }
+    // Racks 1+2 | 2+3 hosts, ranks dealt round-robin: hosts n0 {0}, n1 {1 4},
+    // n2 {2 5}, n3 {3 6 7}; with these numbers rank order and tree order
+    // of the leaders agree, so also try a permutation where they do not.
+    for (const std::vector<int>& perm : {std::vector<int>{0, 1, 4, 2, 5, 3, 6, 7},
+                                         std::vector<int>{0, 2, 4, 1, 5, 3, 6, 7}}) {
+        Topology t = shape("((1 2)(2 3))", &perm);
+        Plan plan = leader_plan(t, 6, -1);
+        expect_valid(plan, "racks leader RD", false);
+        auto rack_of = [&](int r) { return t.ancestor_at(t.leaf_of_rank(r), Level::rack); };
+        for (int r = 0; r < plan.nranks; ++r) {
+            if (t.lowest_rank_under(t.node_of_rank(r)) != r) continue;  // leaders only
+            // The first round in which this leader talks to another host.
+            for (const auto& round : plan.of(r).rounds) {
+                const Op* across = nullptr;
+                for (const auto& op : round.ops)
+                    if (t.node_of_rank(op.peer) != t.node_of_rank(r)) across = &op;
+                if (!across) continue;
+                if (rack_of(across->peer) != rack_of(r))
+                    fail_msg("leader %d: first exchange with %d in another rack", r, across->peer);
+                break;
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------- execution
 
 namespace {
@@ -583,6 +627,7 @@ int main(void) {
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_leader_tree_semantics),
         cmocka_unit_test(test_leader_tree_rounds_vs_recursive_doubling),
+        cmocka_unit_test(test_leader_exchange_choice),
         cmocka_unit_test(test_executor_tree_exact),
         cmocka_unit_test(test_executor_leader_exact),
         cmocka_unit_test(test_executor_bit_identical),
