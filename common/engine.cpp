@@ -35,6 +35,8 @@ Status apply_link(const std::string& text, const char* param, Link* link) {
 
 }  // namespace
 
+const char* const Engine::kHandDownReason = "auto on a single-node communicator: the previous module is used";
+
 Status Engine::setup(const std::vector<RankInfo>& ranks) {
     TOPOAR_TRY(apply_link(cfg_.socket_link, "socket_link", &cfg_.discovery.default_socket));
     TOPOAR_TRY(apply_link(cfg_.node_link, "node_link", &cfg_.discovery.default_node));
@@ -180,6 +182,12 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
     return Status::ok();
 }
 
+bool Engine::hands_down(std::size_t bytes) const {
+    if (!ready_ || cfg_.algorithm != Algorithm::automatic || !cfg_.single_node_hand_down || shape_.nodes > 1)
+        return false;
+    return std::string(decide(bytes, MemType::host).origin) == "default";
+}
+
 Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
                          Reducer& reducer, Algorithm* used) {
     if (!ready_) return Status::internal("allreduce before setup");
@@ -188,7 +196,7 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
     last_fell_through_ = false;
     const bool builtin = cfg_.algorithm == Algorithm::automatic && std::string(choice.origin) == "default";
     if (builtin && cfg_.single_node_hand_down && shape_.nodes <= 1)
-        return Status::unsupported("auto on a single-node communicator: the previous module is used");
+        return Status::unsupported(kHandDownReason);
     Algorithm alg = choice.algorithm;
     std::size_t segment = choice.has_segment ? choice.segment_bytes : cfg_.segment_bytes;
     *used = alg;

@@ -86,6 +86,11 @@ public:
     // segment size), else the cost-model table built at set-up (origin
     // "cost model"), else the built-in default (origin "default").
     Choice decide(std::size_t bytes, MemType mem) const;
+    // Whether allreduce() would hand a call of `bytes` bytes down (auto on
+    // a one-host communicator without a matching rule): the caller can
+    // then skip everything it does for topoar's own path.
+    bool hands_down(std::size_t bytes) const;
+    static const char* const kHandDownReason;  // allreduce()'s message for it
     const DecisionTable& rules() const { return rules_; }
     // The cost-model table and what its construction predicted (empty when
     // not built: forced algorithm, model_table off, one host, one rank,

@@ -171,6 +171,16 @@ int topoar_engine_allreduce(topoar_engine_t* e, void* buf, size_t count, size_t 
     }
 }
 
+int topoar_engine_hands_down(const topoar_engine_t* e, size_t bytes, const char** why) {
+    try {
+        if (!e->engine.hands_down(bytes)) return 0;
+        if (why) *why = Engine::kHandDownReason;
+        return 1;
+    } catch (...) {
+        return 0;  // topoar_engine_allreduce decides then
+    }
+}
+
 int topoar_engine_choose(const topoar_engine_t* e, size_t bytes) {
     return static_cast<int>(e->engine.choose(bytes));
 }

@@ -111,6 +111,11 @@ int topoar_engine_allreduce(topoar_engine_t *engine, void *buf, size_t count, si
                             const topoar_transport_t *transport, const topoar_reducer_t *reducer,
                             int *algorithm_used);
 
+/* Nonzero when topoar_engine_allreduce would hand a call of `bytes` bytes
+ * down (auto on a one-host communicator without a matching rule), with the
+ * reason in *why: the caller passes it to the previous module at once. */
+int topoar_engine_hands_down(const topoar_engine_t *engine, size_t bytes, const char **why);
+
 /* The algorithm auto would run for a message of `bytes` bytes. */
 int topoar_engine_choose(const topoar_engine_t *engine, size_t bytes);
 

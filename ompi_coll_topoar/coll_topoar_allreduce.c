@@ -240,6 +240,11 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
     bytes = (size_t) count * (size_t) extent;
+    /* auto on one host: straight to the previous module, before any copy
+     * or progress bookkeeping (measured: docs/performance.md, node4). */
+    if (topoar_engine_hands_down(m->engine, bytes, &why)) {
+        return fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
+    }
     rctx.extent = (size_t) extent;
     if (MPI_IN_PLACE != sbuf && sbuf != rbuf && count > 0) {
         /* The engine works in place on rbuf; copy now (after the checks,

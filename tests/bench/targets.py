@@ -16,6 +16,15 @@ target is marked with '!'.
 
   /usr/bin/python3 tests/bench/targets.py docs/perf/s1/summary.csv ...
   /usr/bin/python3 tests/bench/targets.py --markdown docs/perf/*/summary.csv
+
+With --compare it reads instead the in-job comparisons of scenarios.sh's
+compare part (DIR/compare-model.csv and DIR/compare-rules.csv, written by
+topoar_tune --compare): auto / best forced from the first, auto with the
+rules / best forced from the second (each against the forced algorithms
+measured in the same job), what auto ran, and auto / previous (tuned's
+module) where measured.
+
+  /usr/bin/python3 tests/bench/targets.py --compare --markdown docs/perf/s1 ...
 """
 import argparse
 import csv
@@ -69,6 +78,88 @@ def evaluate(med, auto_target, rules_target, tuned_target):
     return rows, worst
 
 
+def load_compare(path):
+    """bytes,entry,median_us,auto_ran -> (entry -> size -> us, size -> auto_ran)."""
+    med, ran = defaultdict(dict), {}
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            med[row["entry"]][int(row["bytes"])] = float(row["median_us"])
+            ran[int(row["bytes"])] = row["auto_ran"]
+    return med, ran
+
+
+def compare_ratios(med):
+    """size -> (auto / best forced, best forced name, auto / previous or None)."""
+    out = {}
+    for s, auto in med.get("auto", {}).items():
+        forced = [(v[s], e) for e, v in med.items() if e not in ("auto", "previous") and s in v]
+        if not forced:
+            continue
+        best, name = min(forced)
+        prev = med.get("previous", {}).get(s)
+        out[s] = (auto / best, name, auto / prev if prev else None)
+    return out
+
+
+def report_compare(dirs, a):
+    import os
+    for d in dirs:
+        model_path, rules_path = os.path.join(d, "compare-model.csv"), os.path.join(d, "compare-rules.csv")
+        if not os.path.exists(model_path):
+            print("%s: no compare-model.csv" % d, file=sys.stderr)
+            continue
+        mm, mran = load_compare(model_path)
+        model = compare_ratios(mm)
+        rules, rran = {}, {}
+        if os.path.exists(rules_path):
+            rm, rran = load_compare(rules_path)
+            rules = compare_ratios(rm)
+        prev = any(v[2] is not None for v in model.values())
+        head = ["size", "auto ran", "auto/best forced", "rules ran", "rules/best forced"]
+        if prev:
+            head.append("auto/previous")
+        name = os.path.basename(os.path.normpath(d))
+        if a.markdown:
+            print("\n**%s** (%s, %s)\n" % (name, model_path, rules_path))
+            print("| " + " | ".join(head) + " |")
+            print("|" + "---|" * len(head))
+        else:
+            print("\n%s" % name)
+            print("  ".join("%-17s" % h for h in head))
+        n_auto = n_rules = n_prev = 0
+        worst = defaultdict(float)
+        for s in sorted(model):
+            ra, best_name, rp = model[s]
+            cells = [size_label(s), mran.get(s, "-"), "%s (%s)" % (mark(ra, a.auto_target), best_name)]
+            n_auto += ra <= a.auto_target
+            worst["auto"] = max(worst["auto"], ra)
+            if s in rules:
+                rr = rules[s][0]
+                cells += [rran.get(s, "-"), "%s (%s)" % (mark(rr, a.rules_target), rules[s][1])]
+                n_rules += rr <= a.rules_target
+                worst["rules"] = max(worst["rules"], rr)
+            else:
+                cells += ["-", "-"]
+            if prev:
+                cells.append(mark(rp, 1.05) if rp is not None else "-")
+                if rp is not None:
+                    n_prev += rp <= 1.05
+                    worst["prev"] = max(worst["prev"], rp)
+            if a.markdown:
+                print("| " + " | ".join(cells) + " |")
+            else:
+                print("  ".join("%-17s" % c for c in cells))
+        summary = ("auto within %d%% of the best forced at %d of %d sizes (worst %.2f)"
+                   % (round((a.auto_target - 1) * 100), n_auto, len(model), worst["auto"]))
+        if rules:
+            summary += "; rules within %d%% at %d of %d (worst %.2f)" % (
+                round((a.rules_target - 1) * 100), n_rules, len(rules), worst["rules"])
+        if prev:
+            summary += "; auto within 5%% of the previous module at %d of %d (worst %.2f)" % (
+                n_prev, len(model), worst["prev"])
+        print(("\n" if a.markdown else "  ") + summary)
+
+
 def mark(v, target):
     return ("%.2f" % v) + ("!" if target and v > target else "")
 
@@ -80,7 +171,12 @@ def main():
     ap.add_argument("--rules-target", type=float, default=1.05)
     ap.add_argument("--tuned", action="store_true", help="also auto / tuned-default (one host, target 1.05)")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--compare", action="store_true",
+                    help="arguments are scenario directories with compare-model.csv / compare-rules.csv")
     a = ap.parse_args()
+    if a.compare:
+        report_compare(a.summaries, a)
+        return
     for path in a.summaries:
         scenario, med = load(path)
         if "topoar-auto" not in med:

@@ -262,6 +262,21 @@ static void test_auto_hands_single_host_down(void** state) {
     Status s = single.allreduce(buf.data(), buf.size(), sizeof(double), t, sum, &used);
     assert_int_equal(static_cast<int>(s.code()), static_cast<int>(Code::unsupported));
     assert_int_equal(net.messages(), 0);  // decided before anything moved
+    // hands_down() says so up front, at every size, and agrees with
+    // allreduce(); not before set-up, not on two hosts, not when kept.
+    for (std::size_t bytes : {std::size_t(0), std::size_t(8), std::size_t(1) << 20, std::size_t(64) << 20})
+        assert_true(single.hands_down(bytes));
+    Engine unready(0, 3, EngineConfig{});
+    assert_false(unready.hands_down(8));
+    Engine two(0, 3, EngineConfig{});
+    assert_true(two.setup(two_hosts).is_ok());
+    assert_false(two.hands_down(8));
+    assert_false(two.hands_down(std::size_t(64) << 20));
+    EngineConfig forced_cfg;
+    forced_cfg.algorithm = Algorithm::ring;
+    Engine forced(0, 3, forced_cfg);
+    assert_true(forced.setup(one_host).is_ok());
+    assert_false(forced.hands_down(8));
 
     EngineConfig keep;
     keep.single_node_hand_down = false;
@@ -270,6 +285,7 @@ static void test_auto_hands_single_host_down(void** state) {
     // Kept on one host, auto runs topoar's own choice (the model table).
     assert_false(kept.model_table().empty());
     assert_string_equal(kept.decide(1 << 20, MemType::host).origin, "cost model");
+    assert_false(kept.hands_down(8));
 
     EngineConfig fixed;
     fixed.model_table = false;
