@@ -94,6 +94,8 @@ void usage() {
         "  -i N              timed calls per sample for messages up to 64K; fewer\n"
         "                    above, at least 2 (default 20)\n"
         "  -r N              rounds; each algorithm's median of N samples (default 5)\n"
+        "  -R N              rounds for sizes up to 64K, where samples are cheap and\n"
+        "                    noisy (default: -r)\n"
         "  --algorithms L    comma-separated (default ring,recursive_doubling,hring,\n"
         "                    flexreduce,tree)\n"
         "  -o FILE           rules file to write (default topoar.rules)\n"
@@ -119,6 +121,7 @@ struct Options {
     double step = 2;
     int iterations = 20;
     int repeats = 5;
+    int small_repeats = 0;  // -R: rounds up to 64 KiB (0: repeats)
     std::vector<Algorithm> algorithms;
     bool algorithms_given = false;
     std::string output = "topoar.rules";
@@ -174,6 +177,9 @@ Options parse_args(int argc, char** argv) {
         } else if (a == "-r") {
             o.repeats = std::atoi(value(i).c_str());
             if (o.repeats < 1) die("-r must be at least 1");
+        } else if (a == "-R") {
+            o.small_repeats = std::atoi(value(i).c_str());
+            if (o.small_repeats < 1) die("-R must be at least 1");
         } else if (a == "--algorithms") {
             Status s = parse_algorithms(value(i), &o.algorithms);
             if (!s) die("--algorithms: " + s.message());
@@ -311,6 +317,11 @@ struct Measurements {
     std::vector<std::string> notes;             // for the rules file's comment
 };
 
+// Rounds at a size: -R up to 64 KiB (cheap, noisy samples), else -r.
+int rounds_for(const Options& o, std::size_t bytes) {
+    return bytes <= 65536 && o.small_repeats > 0 ? o.small_repeats : o.repeats;
+}
+
 std::vector<std::size_t> size_list(const Options& o) {
     std::vector<std::size_t> sizes;
     for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes) * 1.000001; s *= o.step) {
@@ -414,7 +425,7 @@ Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
         // Warm-up: plans are built at the first call of a size.
         for (std::size_t a = 0; a < na; ++a)
             MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, comms[a]);
-        for (int r = 0; r < o.repeats; ++r) {
+        for (int r = 0; r < rounds_for(o, bytes); ++r) {
             for (std::size_t k = 0; k < na; ++k) {
                 std::size_t a = (k + static_cast<std::size_t>(r)) % na;
                 if (!valid[a]) continue;
@@ -530,7 +541,7 @@ Compared compare(const Options& o, Mpit& mpit, int preset) {
         for (std::size_t e = 0; e < ne; ++e)  // plans are built at a size's first call
             MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, comms[e]);
         int auto_ran = -2;
-        for (int r = 0; r < o.repeats; ++r)
+        for (int r = 0; r < rounds_for(o, bytes); ++r)
             for (std::size_t k = 0; k < ne; ++k) {
                 const std::size_t e = (k + static_cast<std::size_t>(r)) % ne;
                 if (!valid[e]) continue;
@@ -559,8 +570,9 @@ Compared compare(const Options& o, Mpit& mpit, int preset) {
 // module) per size; returns the lines of the table.
 void print_compare(const Compared& m, const Options& o) {
     std::printf("# medians in microseconds per MPI_Allreduce (float sum), %s\n", describe_shape(m.shape).c_str());
-    std::printf("# %d interleaved rounds of %d calls (fewer above 64K); auto ran: what the component chose\n",
-                o.repeats, o.iterations);
+    std::printf("# %d interleaved rounds of %d calls up to 64K, %d rounds of fewer calls above; auto ran: what the "
+                "component chose\n",
+                rounds_for(o, 0), o.iterations, o.repeats);
     std::printf("%10s", "bytes");
     for (const auto& n : m.names) std::printf(" %19s", n.c_str());
     std::printf(" %19s %12s %19s", "auto ran", "auto/best", "best forced");
@@ -722,7 +734,8 @@ std::string rules_comment(const Measurements& m, const Options& o) {
     c << describe_shape(m.shape) << "; host memory, MPI_FLOAT sum\n";
     if (o.merge.empty())
         c << "sizes " << format_size(m.sizes.front()) << ".." << format_size(m.sizes.back()) << " x" << o.step << ", "
-          << o.iterations << " calls per sample, median of " << o.repeats << " interleaved rounds\n";
+          << o.iterations << " calls per sample, median of " << rounds_for(o, 0) << " interleaved rounds up to 64K, "
+          << o.repeats << " above\n";
     else
         c << "merged from " << o.merge.size() << " saved measurement files\n";
     c << "fastest per size, the previous choice kept within " << o.tolerance * 100 << "%\n";

@@ -17,7 +17,7 @@
 #   tune     topoar_tune writes a rules file (tuned.rules, tune.log)
 #   compare  topoar_tune --compare, twice: auto (the cost-model table), then
 #            auto with the tuner's rules file, each side by side with every
-#            algorithm forced in one job, 7 interleaved rounds
+#            algorithm forced in one job, 7 interleaved rounds (21 up to 64 KiB)
 #            (compare-model.log/.csv, compare-rules.log/.csv; node4 also
 #            measures the module topoar hands its calls to, --previous)
 #   osu      tests/bench/compare.py: auto, auto with the rules, every topoar
@@ -68,10 +68,11 @@ if has compare && ! has tune && [ ! -f "$rules" ]; then
     echo "scenarios.sh: compare needs $rules (run the tune part first)" >&2; exit 1
 fi
 
-tune_args=(-m "$sizes" -s 2 -i 200 -r 5 -o "$rules")
+tune_args=(-m "$sizes" -s 2 -i 200 -r 5 -R 15 -o "$rules")
 # The comparisons: the latency algorithm and the node-aware ones (the flat
-# ring, never close on these machines, only on one host); 7 rounds.
-cmp_args=(--compare -m "$sizes" -s 2 -i 200 -r 7)
+# ring, never close on these machines, only on one host); 7 rounds, 21 up
+# to 64 KiB (cheap there, and noisiest).
+cmp_args=(--compare -m "$sizes" -s 2 -i 200 -r 7 -R 21)
 topo_mca=(--mca mca_base_component_path "$path" --mca coll topoar,tuned,libnbc,basic,self)
 
 if [ "$scenario" = node4 ]; then
