@@ -317,6 +317,13 @@ struct Measurements {
     std::vector<std::string> notes;             // for the rules file's comment
 };
 
+// Calls per sample at a size: -i up to 64 KiB, proportionally fewer above
+// (at least 2).
+int calls_for(const Options& o, std::size_t bytes) {
+    if (bytes <= 65536) return o.iterations;
+    return std::max(2, static_cast<int>(static_cast<double>(o.iterations) * 65536 / static_cast<double>(bytes)));
+}
+
 // Rounds at a size: -R up to 64 KiB (cheap, noisy samples), else -r.
 int rounds_for(const Options& o, std::size_t bytes) {
     return bytes <= 65536 && o.small_repeats > 0 ? o.small_repeats : o.repeats;
@@ -416,8 +423,7 @@ Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
     for (std::size_t si = 0; si < m.sizes.size(); ++si) {
         std::size_t bytes = m.sizes[si];
         int count = static_cast<int>(bytes / sizeof(float));
-        int iters = o.iterations;
-        if (bytes > 65536) iters = std::max(2, static_cast<int>(static_cast<double>(o.iterations) * 65536 / bytes));
+        const int iters = calls_for(o, bytes);
         std::vector<float> sbuf(static_cast<std::size_t>(count), static_cast<float>(g_rank + 1));
         std::vector<float> rbuf(static_cast<std::size_t>(count), 0);
         std::vector<std::vector<double>> samples(na);
@@ -532,8 +538,7 @@ Compared compare(const Options& o, Mpit& mpit, int preset) {
     for (std::size_t si = 0; si < m.sizes.size(); ++si) {
         const std::size_t bytes = m.sizes[si];
         const int count = static_cast<int>(bytes / sizeof(float));
-        int iters = o.iterations;
-        if (bytes > 65536) iters = std::max(2, static_cast<int>(static_cast<double>(o.iterations) * 65536 / bytes));
+        const int iters = calls_for(o, bytes);
         std::vector<float> sbuf(static_cast<std::size_t>(count), static_cast<float>(g_rank + 1));
         std::vector<float> rbuf(static_cast<std::size_t>(count), 0);
         std::vector<std::vector<double>> samples(ne);

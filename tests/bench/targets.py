@@ -88,8 +88,11 @@ def load_compare(path):
     return med, ran
 
 
-def compare_ratios(med):
-    """size -> (auto / best forced, best forced name, auto / previous or None)."""
+def compare_ratios(med, ran):
+    """size -> (auto / best forced, best forced name, auto / previous or None,
+    choice / best forced or None).  The choice ratio is the median of the
+    forced algorithm auto ran over the best forced median: whether auto
+    picked the fastest, without the noise of auto's own samples."""
     out = {}
     for s, auto in med.get("auto", {}).items():
         forced = [(v[s], e) for e, v in med.items() if e not in ("auto", "previous") and s in v]
@@ -97,7 +100,8 @@ def compare_ratios(med):
             continue
         best, name = min(forced)
         prev = med.get("previous", {}).get(s)
-        out[s] = (auto / best, name, auto / prev if prev else None)
+        chosen = med.get(ran.get(s), {}).get(s)
+        out[s] = (auto / best, name, auto / prev if prev else None, chosen / best if chosen else None)
     return out
 
 
@@ -109,13 +113,14 @@ def report_compare(dirs, a):
             print("%s: no compare-model.csv" % d, file=sys.stderr)
             continue
         mm, mran = load_compare(model_path)
-        model = compare_ratios(mm)
+        model = compare_ratios(mm, mran)
         rules, rran = {}, {}
         if os.path.exists(rules_path):
             rm, rran = load_compare(rules_path)
-            rules = compare_ratios(rm)
+            rules = compare_ratios(rm, rran)
         prev = any(v[2] is not None for v in model.values())
-        head = ["size", "auto ran", "auto/best forced", "rules ran", "rules/best forced"]
+        head = ["size", "auto ran", "auto/best forced", "its choice/best", "rules ran", "rules/best forced",
+                "its choice/best"]
         if prev:
             head.append("auto/previous")
         name = os.path.basename(os.path.normpath(d))
@@ -126,38 +131,54 @@ def report_compare(dirs, a):
         else:
             print("\n%s" % name)
             print("  ".join("%-17s" % h for h in head))
-        n_auto = n_rules = n_prev = 0
+        n_auto = n_rules = n_prev = n_choice = n_rchoice = 0
         worst = defaultdict(float)
         for s in sorted(model):
-            ra, best_name, rp = model[s]
-            cells = [size_label(s), mran.get(s, "-"), "%s (%s)" % (mark(ra, a.auto_target), best_name)]
+            ra, best_name, rp, _ = model[s]
+            choice = model[s][3]
+            cells = [size_label(s), mran.get(s, "-"), "%s (%s)" % (mark(ra, a.auto_target), best_name),
+                     mark(choice, a.auto_target) if choice is not None else "-"]
+            if choice is not None:
+                n_choice += choice <= a.auto_target
+                worst["choice"] = max(worst["choice"], choice)
             n_auto += ra <= a.auto_target
             worst["auto"] = max(worst["auto"], ra)
             if s in rules:
                 rr = rules[s][0]
-                cells += [rran.get(s, "-"), "%s (%s)" % (mark(rr, a.rules_target), rules[s][1])]
+                rc = rules[s][3]
+                cells += [rran.get(s, "-"), "%s (%s)" % (mark(rr, a.rules_target), rules[s][1]),
+                          mark(rc, a.rules_target) if rc is not None else "-"]
+                if rc is not None:
+                    n_rchoice += rc <= a.rules_target
+                    worst["rchoice"] = max(worst["rchoice"], rc)
                 n_rules += rr <= a.rules_target
                 worst["rules"] = max(worst["rules"], rr)
             else:
-                cells += ["-", "-"]
+                cells += ["-", "-", "-"]
             if prev:
                 cells.append(mark(rp, 1.05) if rp is not None else "-")
                 if rp is not None:
                     n_prev += rp <= 1.05
                     worst["prev"] = max(worst["prev"], rp)
-            if a.markdown:
-                print("| " + " | ".join(cells) + " |")
-            else:
-                print("  ".join("%-17s" % c for c in cells))
+            emit(cells, a.markdown, 17)
         summary = ("auto within %d%% of the best forced at %d of %d sizes (worst %.2f)"
                    % (round((a.auto_target - 1) * 100), n_auto, len(model), worst["auto"]))
+        if "choice" in worst:
+            summary += " (its choice: %d of %d, worst %.2f)" % (n_choice, len(model), worst["choice"])
         if rules:
-            summary += "; rules within %d%% at %d of %d (worst %.2f)" % (
+            summary += "; rules within %d%% at %d of %d (worst %.2f" % (
                 round((a.rules_target - 1) * 100), n_rules, len(rules), worst["rules"])
+            if "rchoice" in worst:
+                summary += "; its choice: %d of %d, worst %.2f" % (n_rchoice, len(rules), worst["rchoice"])
+            summary += ")"
         if prev:
             summary += "; auto within 5%% of the previous module at %d of %d (worst %.2f)" % (
                 n_prev, len(model), worst["prev"])
         print(("\n" if a.markdown else "  ") + summary)
+
+
+def emit(cells, markdown, width):
+    print("| " + " | ".join(cells) + " |" if markdown else "  ".join("%-*s" % (width, c) for c in cells))
 
 
 def mark(v, target):
@@ -203,10 +224,7 @@ def main():
                      "%.2f (%s)" % (r["comp_ratio"], r["comp"]) if "comp_ratio" in r else "-"]
             if tuned:
                 cells.append(mark(r["tuned_ratio"], 1.05) if "tuned_ratio" in r else "-")
-            if a.markdown:
-                print("| " + " | ".join(cells) + " |")
-            else:
-                print("  ".join("%-15s" % c for c in cells))
+            emit(cells, a.markdown, 15)
         summary = ("auto within %d%% of the best forced at %d of %d sizes (worst %.2f)"
                    % (round((a.auto_target - 1) * 100), n_auto, len(rows), worst["auto_ratio"]))
         if "rules_ratio" in worst:
