@@ -91,6 +91,8 @@ public:
     // then skip everything it does for topoar's own path.
     bool hands_down(std::size_t bytes) const;
     static const char* const kHandDownReason;  // allreduce()'s message for it
+    // hands_down() at every size: no rules file can claim a call.
+    bool hands_down_all() const { return hands_down(0) && rules_.empty(); }
     const DecisionTable& rules() const { return rules_; }
     // The cost-model table and what its construction predicted (empty when
     // not built: forced algorithm, model_table off, one host, one rank,

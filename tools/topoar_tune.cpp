@@ -324,6 +324,20 @@ int calls_for(const Options& o, std::size_t bytes) {
     return std::max(2, static_cast<int>(static_cast<double>(o.iterations) * 65536 / static_cast<double>(bytes)));
 }
 
+// Before the first size: every communicator makes kSettleCalls calls of the
+// smallest size, in turns, so that connections are open and processes
+// scheduled before anything is timed (the first sizes of a run measured up
+// to 1.2x slower than the same calls later, docs/performance.md).
+const int kSettleCalls = 2000;
+
+void settle(const std::vector<MPI_Comm>& comms, std::size_t bytes) {
+    const int count = static_cast<int>(std::max<std::size_t>(bytes / sizeof(float), 1));
+    std::vector<float> sbuf(static_cast<std::size_t>(count), 1), rbuf(static_cast<std::size_t>(count), 0);
+    for (int done = 0; done < kSettleCalls; done += 100)
+        for (MPI_Comm c : comms)
+            for (int i = 0; i < 100; ++i) MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, c);
+}
+
 // Rounds at a size: -R up to 64 KiB (cheap, noisy samples), else -r.
 int rounds_for(const Options& o, std::size_t bytes) {
     return bytes <= 65536 && o.small_repeats > 0 ? o.small_repeats : o.repeats;
@@ -420,6 +434,7 @@ Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
     m.median_us.assign(m.sizes.size(), std::vector<double>(na, kNaN));
     const float expected = static_cast<float>(nranks) * static_cast<float>(nranks + 1) / 2;
     std::vector<bool> reported_wrong(na, false);
+    settle(comms, m.sizes.front());
     for (std::size_t si = 0; si < m.sizes.size(); ++si) {
         std::size_t bytes = m.sizes[si];
         int count = static_cast<int>(bytes / sizeof(float));
@@ -535,6 +550,7 @@ Compared compare(const Options& o, Mpit& mpit, int preset) {
     m.median_us.assign(m.sizes.size(), std::vector<double>(ne, kNaN));
     m.auto_ran.assign(m.sizes.size(), -1);
     const float expected = static_cast<float>(nranks) * static_cast<float>(nranks + 1) / 2;
+    settle(comms, m.sizes.front());
     for (std::size_t si = 0; si < m.sizes.size(); ++si) {
         const std::size_t bytes = m.sizes[si];
         const int count = static_cast<int>(bytes / sizeof(float));

@@ -19,7 +19,9 @@
 #            auto with the tuner's rules file, each side by side with every
 #            algorithm forced in one job, 7 interleaved rounds (21 up to 64 KiB)
 #            (compare-model.log/.csv, compare-rules.log/.csv; node4 also
-#            measures the module topoar hands its calls to, --previous)
+#            measures the module topoar hands its calls to, --previous,
+#            and once more auto against it alone with 81/21 rounds:
+#            compare-previous.log/.csv)
 #   osu      tests/bench/compare.py: auto, auto with the rules, every topoar
 #            algorithm forced, tuned and han, one job each, interleaved
 #            (runs.csv, summary.csv, latency.png, commands.txt, logs/)
@@ -95,6 +97,12 @@ if has compare; then
     launch "$prefix/bin/topoar_tune" "${cmp_args[@]}" --csv "$out/compare-model.csv" >"$out/compare-model.log" 2>&1
     launch --mca coll_topoar_rules_file "$rules" "$prefix/bin/topoar_tune" "${cmp_args[@]}" \
         --csv "$out/compare-rules.csv" >"$out/compare-rules.log" 2>&1
+    if [ "$scenario" = node4 ]; then
+        # auto (handed down) against tuned itself: fewer entries, more
+        # rounds, for the 5 % target on one host.
+        launch "$prefix/bin/topoar_tune" --compare --previous --algorithms tree -m "$sizes" -s 2 -i 200 -r 21 -R 81 \
+            --csv "$out/compare-previous.csv" >"$out/compare-previous.log" 2>&1
+    fi
 fi
 has osu || exit 0
 

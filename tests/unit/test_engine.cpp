@@ -277,6 +277,10 @@ static void test_auto_hands_single_host_down(void** state) {
     Engine forced(0, 3, forced_cfg);
     assert_true(forced.setup(one_host).is_ok());
     assert_false(forced.hands_down(8));
+    assert_true(single.hands_down_all());
+    assert_false(unready.hands_down_all());
+    assert_false(two.hands_down_all());
+    assert_false(forced.hands_down_all());
 
     EngineConfig keep;
     keep.single_node_hand_down = false;
