@@ -131,49 +131,44 @@ def report_compare(dirs, a):
         else:
             print("\n%s" % name)
             print("  ".join("%-17s" % h for h in head))
-        n_auto = n_rules = n_prev = n_choice = n_rchoice = 0
-        worst = defaultdict(float)
+        count, worst = defaultdict(int), defaultdict(float)
+
+        def tally(key, v, target):
+            if v is not None:
+                count[key] += v <= target
+                worst[key] = max(worst[key], v)
+
         for s in sorted(model):
-            ra, best_name, rp, _ = model[s]
-            choice = model[s][3]
+            ra, best_name, rp, choice = model[s]
             cells = [size_label(s), mran.get(s, "-"), "%s (%s)" % (mark(ra, a.auto_target), best_name),
                      mark(choice, a.auto_target) if choice is not None else "-"]
-            if choice is not None:
-                n_choice += choice <= a.auto_target
-                worst["choice"] = max(worst["choice"], choice)
-            n_auto += ra <= a.auto_target
-            worst["auto"] = max(worst["auto"], ra)
+            tally("auto", ra, a.auto_target)
+            tally("choice", choice, a.auto_target)
             if s in rules:
-                rr = rules[s][0]
-                rc = rules[s][3]
-                cells += [rran.get(s, "-"), "%s (%s)" % (mark(rr, a.rules_target), rules[s][1]),
+                rr, rbest, _, rc = rules[s]
+                cells += [rran.get(s, "-"), "%s (%s)" % (mark(rr, a.rules_target), rbest),
                           mark(rc, a.rules_target) if rc is not None else "-"]
-                if rc is not None:
-                    n_rchoice += rc <= a.rules_target
-                    worst["rchoice"] = max(worst["rchoice"], rc)
-                n_rules += rr <= a.rules_target
-                worst["rules"] = max(worst["rules"], rr)
+                tally("rules", rr, a.rules_target)
+                tally("rchoice", rc, a.rules_target)
             else:
                 cells += ["-", "-", "-"]
             if prev:
                 cells.append(mark(rp, 1.05) if rp is not None else "-")
-                if rp is not None:
-                    n_prev += rp <= 1.05
-                    worst["prev"] = max(worst["prev"], rp)
+                tally("prev", rp, 1.05)
             emit(cells, a.markdown, 17)
         summary = ("auto within %d%% of the best forced at %d of %d sizes (worst %.2f)"
-                   % (round((a.auto_target - 1) * 100), n_auto, len(model), worst["auto"]))
+                   % (round((a.auto_target - 1) * 100), count["auto"], len(model), worst["auto"]))
         if "choice" in worst:
-            summary += " (its choice: %d of %d, worst %.2f)" % (n_choice, len(model), worst["choice"])
+            summary += " (its choice: %d of %d, worst %.2f)" % (count["choice"], len(model), worst["choice"])
         if rules:
             summary += "; rules within %d%% at %d of %d (worst %.2f" % (
-                round((a.rules_target - 1) * 100), n_rules, len(rules), worst["rules"])
+                round((a.rules_target - 1) * 100), count["rules"], len(rules), worst["rules"])
             if "rchoice" in worst:
-                summary += "; its choice: %d of %d, worst %.2f" % (n_rchoice, len(rules), worst["rchoice"])
+                summary += "; its choice: %d of %d, worst %.2f" % (count["rchoice"], len(rules), worst["rchoice"])
             summary += ")"
         if prev:
             summary += "; auto within 5%% of the previous module at %d of %d (worst %.2f)" % (
-                n_prev, len(model), worst["prev"])
+                count["prev"], len(model), worst["prev"])
         print(("\n" if a.markdown else "  ") + summary)
 
 
