@@ -20,9 +20,9 @@
 // messages less than they cost where processes share cores, and noise-level
 // differences should not displace the latency algorithm.  Among plans
 // predicted equal (within kTie) in the bandwidth regime, the one whose
-// busiest rank reduces the least wins.  The result is a pure function of (topology, options):
-// no clocks, no randomness, so every rank of a communicator computes the
-// same table without talking.
+// busiest rank reduces the least wins.  The result is a pure function of
+// (topology, options): no clocks, no randomness, so every rank of a
+// communicator computes the same table without talking.
 //
 // Budget: the model walks every executor step of every rank.  A candidate
 // whose plan has more than max_steps steps at some size is not simulated
