@@ -181,7 +181,11 @@ int topoar_engine_hands_down(const topoar_engine_t* e, size_t bytes, const char*
     }
 }
 
-int topoar_engine_hands_down_all(const topoar_engine_t* e) { return e->engine.hands_down_all() ? 1 : 0; }
+int topoar_engine_hands_down_all(const topoar_engine_t* e, const char** why) {
+    if (!e->engine.hands_down_all()) return 0;
+    if (why) *why = Engine::kHandDownReason;
+    return 1;
+}
 
 int topoar_engine_choose(const topoar_engine_t* e, size_t bytes) {
     return static_cast<int>(e->engine.choose(bytes));

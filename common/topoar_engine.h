@@ -117,8 +117,9 @@ int topoar_engine_allreduce(topoar_engine_t *engine, void *buf, size_t count, si
 int topoar_engine_hands_down(const topoar_engine_t *engine, size_t bytes, const char **why);
 
 /* Nonzero when every call would be handed down (auto on a one-host
- * communicator without a rules file), whatever its size. */
-int topoar_engine_hands_down_all(const topoar_engine_t *engine);
+ * communicator without a rules file), whatever its size; the reason in
+ * *why (left alone otherwise). */
+int topoar_engine_hands_down_all(const topoar_engine_t *engine, const char **why);
 
 /* The algorithm auto would run for a message of `bytes` bytes. */
 int topoar_engine_choose(const topoar_engine_t *engine, size_t bytes);

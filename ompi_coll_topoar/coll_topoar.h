@@ -64,7 +64,7 @@ typedef struct mca_coll_topoar_module_t {
     unsigned long long fallback;
     unsigned long long by_algorithm[TOPOAR_NUM_ALGS];
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
-    bool hand_down_all;       /* set up, and auto hands every call down */
+    const char *hand_down_all; /* set up, and auto hands every call down: why */
 } mca_coll_topoar_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);

@@ -145,7 +145,7 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
     }
     if (INT_MAX == first_failed) {
         m->state = TOPOAR_STATE_READY;
-        m->hand_down_all = 0 != topoar_engine_hands_down_all(m->engine);
+        (void) topoar_engine_hands_down_all(m->engine, &m->hand_down_all);
         if (0 == rank && cm->verbose >= 10) {
             opal_output(0, "coll:topoar: topology of %s (%d ranks):\n%s", comm->c_name, size,
                         topoar_engine_describe(m->engine));
@@ -230,14 +230,8 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
 
     /* auto on one host without rules: every call goes to the previous
      * module, with nothing in between but the counters. */
-    if (m->hand_down_all) {
-        m->fallback++;
-        mca_coll_topoar_component.last_algorithm = TOPOAR_LAST_FALLBACK;
-        if (mca_coll_topoar_component.verbose >= 50) {
-            opal_output(0, "coll:topoar: %s: allreduce of %d x %s passed down (auto on a single-node "
-                        "communicator: the previous module is used)", comm->c_name, count, dtype->name);
-        }
-        return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm, m->previous_allreduce_module);
+    if (NULL != m->hand_down_all) {
+        return fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
     }
     why = ineligible(sbuf, count, dtype, op);
     if (NULL != why) {

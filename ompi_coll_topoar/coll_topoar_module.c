@@ -18,7 +18,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->handled = 0;
     m->fallback = 0;
     m->logged_classes = 0;
-    m->hand_down_all = false;
+    m->hand_down_all = NULL;
     for (int i = 0; i < TOPOAR_NUM_ALGS; ++i) {
         m->by_algorithm[i] = 0;
     }

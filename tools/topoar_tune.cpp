@@ -388,6 +388,52 @@ Sample time_allreduce(MPI_Comm comm, Mpit& mpit, int want, std::vector<float>& s
     return {global[0], global[1] == 0, global[2] == 0, global[3] == -global[4] ? static_cast<int>(global[3]) : -1};
 }
 
+// Why an entry's samples at a size were dropped (time_allreduce's checks).
+const char* const kNotAsWanted = "did not run as forced";
+const char* const kWrongResult = "wrong result";
+
+// One size on every communicator: a warm-up call each (plans are built at
+// a size's first call), then rounds in rotating turns (A B C, B C A, ...).
+// An entry whose sample fails a check is dropped at this size.
+struct SizeSamples {
+    std::vector<double> median_us;     // per entry; NaN: dropped
+    std::vector<const char*> failure;  // per entry: nullptr, kNotAsWanted, kWrongResult
+    int ran = -1;                      // what the kAnyAlgorithm entries ran (-1: none, or it varied)
+};
+
+SizeSamples sample_size(const Options& o, Mpit& mpit, const std::vector<MPI_Comm>& comms,
+                        const std::vector<int>& want, std::size_t bytes, int nranks) {
+    const std::size_t ne = comms.size();
+    const int count = static_cast<int>(bytes / sizeof(float));
+    const int iters = calls_for(o, bytes);
+    const float expected = static_cast<float>(nranks) * static_cast<float>(nranks + 1) / 2;
+    std::vector<float> sbuf(static_cast<std::size_t>(count), static_cast<float>(g_rank + 1));
+    std::vector<float> rbuf(static_cast<std::size_t>(count), 0);
+    std::vector<std::vector<double>> samples(ne);
+    SizeSamples out;
+    out.median_us.assign(ne, kNaN);
+    out.failure.assign(ne, nullptr);
+    for (std::size_t e = 0; e < ne; ++e)
+        MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, comms[e]);
+    int ran = -2;
+    for (int r = 0; r < rounds_for(o, bytes); ++r)
+        for (std::size_t k = 0; k < ne; ++k) {
+            const std::size_t e = (k + static_cast<std::size_t>(r)) % ne;
+            if (out.failure[e]) continue;
+            Sample s = time_allreduce(comms[e], mpit, want[e], sbuf, rbuf, count, iters, expected);
+            if (!s.ran || !s.correct) {
+                out.failure[e] = s.correct ? kNotAsWanted : kWrongResult;
+                continue;
+            }
+            if (want[e] == kAnyAlgorithm) ran = ran == -2 || ran == s.last ? s.last : -1;
+            samples[e].push_back(s.seconds * 1e6);
+        }
+    for (std::size_t e = 0; e < ne; ++e)
+        if (!out.failure[e] && !samples[e].empty()) out.median_us[e] = median(samples[e]);
+    out.ran = ran < 0 ? -1 : ran;
+    return out;
+}
+
 Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
     Measurements m;
     m.shape = probe_shape(MPI_COMM_WORLD);
@@ -432,39 +478,20 @@ Measurements measure(const Options& o, Mpit& mpit, bool can_force, int preset) {
 
     const std::size_t na = m.algorithms.size();
     m.median_us.assign(m.sizes.size(), std::vector<double>(na, kNaN));
-    const float expected = static_cast<float>(nranks) * static_cast<float>(nranks + 1) / 2;
+    std::vector<int> want;
+    for (Algorithm a : m.algorithms) want.push_back(static_cast<int>(a));
     std::vector<bool> reported_wrong(na, false);
     settle(comms, m.sizes.front());
     for (std::size_t si = 0; si < m.sizes.size(); ++si) {
-        std::size_t bytes = m.sizes[si];
-        int count = static_cast<int>(bytes / sizeof(float));
-        const int iters = calls_for(o, bytes);
-        std::vector<float> sbuf(static_cast<std::size_t>(count), static_cast<float>(g_rank + 1));
-        std::vector<float> rbuf(static_cast<std::size_t>(count), 0);
-        std::vector<std::vector<double>> samples(na);
-        std::vector<bool> valid(na, true);
-        // Warm-up: plans are built at the first call of a size.
-        for (std::size_t a = 0; a < na; ++a)
-            MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, comms[a]);
-        for (int r = 0; r < rounds_for(o, bytes); ++r) {
-            for (std::size_t k = 0; k < na; ++k) {
-                std::size_t a = (k + static_cast<std::size_t>(r)) % na;
-                if (!valid[a]) continue;
-                Sample s = time_allreduce(comms[a], mpit, static_cast<int>(m.algorithms[a]), sbuf, rbuf, count,
-                                          iters, expected);
-                if (!s.ran || !s.correct) {
-                    valid[a] = false;
-                    if (!s.correct && !reported_wrong[a] && g_rank == 0)
-                        std::fprintf(stderr, "topoar_tune: WRONG RESULT from %s at %zu bytes; not used\n",
-                                     algorithm_name(m.algorithms[a]), bytes);
-                    if (!s.correct) reported_wrong[a] = true;
-                    continue;
-                }
-                samples[a].push_back(s.seconds * 1e6);
-            }
+        SizeSamples r = sample_size(o, mpit, comms, want, m.sizes[si], nranks);
+        m.median_us[si] = r.median_us;
+        for (std::size_t a = 0; a < na; ++a) {
+            if (r.failure[a] != kWrongResult || reported_wrong[a]) continue;
+            reported_wrong[a] = true;
+            if (g_rank == 0)
+                std::fprintf(stderr, "topoar_tune: WRONG RESULT from %s at %zu bytes; not used\n",
+                             algorithm_name(m.algorithms[a]), m.sizes[si]);
         }
-        for (std::size_t a = 0; a < na; ++a)
-            if (valid[a]) m.median_us[si][a] = median(samples[a]);
     }
     for (MPI_Comm& c : comms) MPI_Comm_free(&c);
     for (std::size_t a = 0; a < na; ++a)
@@ -549,39 +576,18 @@ Compared compare(const Options& o, Mpit& mpit, int preset) {
     const std::size_t ne = comms.size();
     m.median_us.assign(m.sizes.size(), std::vector<double>(ne, kNaN));
     m.auto_ran.assign(m.sizes.size(), -1);
-    const float expected = static_cast<float>(nranks) * static_cast<float>(nranks + 1) / 2;
     settle(comms, m.sizes.front());
     for (std::size_t si = 0; si < m.sizes.size(); ++si) {
-        const std::size_t bytes = m.sizes[si];
-        const int count = static_cast<int>(bytes / sizeof(float));
-        const int iters = calls_for(o, bytes);
-        std::vector<float> sbuf(static_cast<std::size_t>(count), static_cast<float>(g_rank + 1));
-        std::vector<float> rbuf(static_cast<std::size_t>(count), 0);
-        std::vector<std::vector<double>> samples(ne);
-        std::vector<bool> valid(ne, true);
-        for (std::size_t e = 0; e < ne; ++e)  // plans are built at a size's first call
-            MPI_Allreduce(sbuf.data(), rbuf.data(), count, MPI_FLOAT, MPI_SUM, comms[e]);
-        int auto_ran = -2;
-        for (int r = 0; r < rounds_for(o, bytes); ++r)
-            for (std::size_t k = 0; k < ne; ++k) {
-                const std::size_t e = (k + static_cast<std::size_t>(r)) % ne;
-                if (!valid[e]) continue;
-                Sample s = time_allreduce(comms[e], mpit, m.want[e], sbuf, rbuf, count, iters, expected);
-                if (!s.ran || !s.correct) {
-                    valid[e] = false;
-                    if (g_rank == 0)
-                        std::fprintf(stderr, "topoar_tune: %s at %zu bytes: %s; not used\n", m.names[e].c_str(), bytes,
-                                     s.correct ? "did not run as forced" : "WRONG RESULT");
-                    m.notes.push_back(m.names[e] + " at " + format_size(bytes) + ": " +
-                                      (s.correct ? "did not run as forced" : "wrong result"));
-                    continue;
-                }
-                if (m.want[e] == kAnyAlgorithm) auto_ran = auto_ran == -2 || auto_ran == s.last ? s.last : -1;
-                samples[e].push_back(s.seconds * 1e6);
-            }
-        for (std::size_t e = 0; e < ne; ++e)
-            if (valid[e] && !samples[e].empty()) m.median_us[si][e] = median(samples[e]);
-        m.auto_ran[si] = auto_ran < 0 ? -1 : auto_ran;
+        SizeSamples r = sample_size(o, mpit, comms, m.want, m.sizes[si], nranks);
+        m.median_us[si] = r.median_us;
+        m.auto_ran[si] = r.ran;
+        for (std::size_t e = 0; e < ne; ++e) {
+            if (!r.failure[e]) continue;
+            if (g_rank == 0)
+                std::fprintf(stderr, "topoar_tune: %s at %zu bytes: %s; not used\n", m.names[e].c_str(), m.sizes[si],
+                             r.failure[e] == kWrongResult ? "WRONG RESULT" : r.failure[e]);
+            m.notes.push_back(m.names[e] + " at " + format_size(m.sizes[si]) + ": " + r.failure[e]);
+        }
     }
     for (MPI_Comm& c : comms) MPI_Comm_free(&c);
     return m;
