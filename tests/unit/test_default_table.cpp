@@ -134,8 +134,8 @@ static void test_choices_on_emulated_clusters(void** state) {
 // only when predicted faster than every earlier one by more than min_gain;
 // the winner is never predicted more than min_gain slower than the best;
 // a margin of 0 takes the fastest (up to the bandwidth-regime tie rule).
-// On the racks cluster the model rates flexreduce 4-12 % faster than a
-// tree at 4-32 KiB (measured: slower, docs/performance.md): the default
+// On the racks cluster the model rates flexreduce a little faster than a
+// tree at 8 KiB (measured: slower, docs/performance.md): the default
 // margin keeps the tree there, margin 0 takes flexreduce.
 static void test_margin(void** state) {
     (void)state;
