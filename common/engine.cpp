@@ -79,26 +79,53 @@ Algorithm Engine::builtin_choice(std::size_t bytes) const {
     return bytes <= cfg_.small_msg_bytes ? Algorithm::recursive_doubling : Algorithm::tree;
 }
 
-Choice Engine::decide(std::size_t bytes, MemType mem) const {
-    Choice c;
-    if (cfg_.algorithm != Algorithm::automatic) {
-        c.algorithm = cfg_.algorithm;
-        c.origin = "forced";
-        return c;
+const char* origin_name(Origin o) {
+    switch (o) {
+    case Origin::forced: return "forced";
+    case Origin::rule: return "rule";
+    case Origin::model: return "cost model";
+    case Origin::builtin: return "default";
+    case Origin::hand_down: return "hand down";
     }
-    c = rules_.lookup(bytes, shape_, mem);
-    if (!c.matched()) c = model_table_.lookup(bytes, shape_, mem);
-    if (!c.matched()) {
-        c = Choice{};
-        c.algorithm = builtin_choice(bytes);  // origin "default"
-    }
-    return c;
+    return "?";
 }
 
-std::string Engine::last_origin() const {
-    if (!last_fell_through_) return last_choice_.origin;
-    return std::string(last_choice_.origin) + " (" + algorithm_name(last_choice_.algorithm) +
-           " unsupported here) -> default";
+Decision Engine::decide(std::size_t bytes, MemType mem) const {
+    Decision d;
+    if (cfg_.algorithm != Algorithm::automatic) {
+        d.algorithm = cfg_.algorithm;
+        d.origin = Origin::forced;
+        return d;
+    }
+    Choice c = rules_.lookup(bytes, shape_, mem);
+    if (c.matched()) {
+        d.origin = Origin::rule;
+        d.rule = c.origin;
+    } else {
+        c = model_table_.lookup(bytes, shape_, mem);
+        d.origin = Origin::model;
+    }
+    if (c.matched()) {
+        d.algorithm = c.algorithm;
+        d.has_segment = c.has_segment;
+        d.segment_bytes = c.segment_bytes;
+        return d;
+    }
+    // Host buffers on one host go to the previous module (tuned's
+    // shared-memory algorithms); device buffers cannot go there unstaged.
+    if (ready_ && cfg_.single_node_hand_down && shape_.nodes <= 1 && mem == MemType::host) {
+        d.origin = Origin::hand_down;
+        return d;
+    }
+    d.algorithm = builtin_choice(bytes);
+    d.origin = Origin::builtin;
+    return d;
+}
+
+std::string Engine::describe_origin(const PreparedCall& call) {
+    std::string o = call.origin == Origin::rule && call.rule ? call.rule : origin_name(call.origin);
+    if (!call.fell_through) return o;
+    return o + " (" + algorithm_name(call.algorithm) + " unsupported here) -> default";
 }
 
 namespace {
@@ -165,11 +192,11 @@ Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count,
 }
 
 Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
-                        const Prepared** out) {
+                        const CompiledPlan** out) {
     auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes);
     auto it = plans_.find(key);
     if (it == plans_.end()) {
-        auto prepared = std::make_unique<Prepared>();
+        auto prepared = std::make_unique<CompiledPlan>();
         PlanOptions opts = plan_options(elem_size);
         TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
         std::size_t seg_elems = segment_bytes / elem_size;
@@ -182,42 +209,64 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
     return Status::ok();
 }
 
-bool Engine::hands_down(std::size_t bytes) const {
-    if (!ready_ || cfg_.algorithm != Algorithm::automatic || !cfg_.single_node_hand_down || shape_.nodes > 1)
-        return false;
-    return std::string(decide(bytes, MemType::host).origin) == "default";
+Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call) {
+    *call = PreparedCall{};
+    if (!ready_) return Status::internal("allreduce before setup");
+    if (elem_size == 0) return Status::invalid("element size 0");
+    call->mem = mem;
+    call->count = count;
+    call->elem_size = elem_size;
+    const Decision d = decide(count * elem_size, mem);
+    call->origin = d.origin;
+    call->rule = d.rule;
+    if (d.origin == Origin::hand_down) {
+        call->hand_down = true;
+        call->why = kHandDownReason;
+        return Status::ok();
+    }
+    Algorithm alg = d.algorithm;
+    std::size_t segment = d.has_segment ? d.segment_bytes : cfg_.segment_bytes;
+    call->algorithm = alg;
+    if (count == 0 || size_ == 1) return Status::ok();
+    const CompiledPlan* plan = nullptr;
+    Status s = plan_for(alg, count, elem_size, segment, &plan);
+    // A rule (or table entry) naming an algorithm this communicator cannot
+    // run falls through to the built-in choice.  Plans are pure functions
+    // of data all ranks share, so every rank takes the same way.
+    if (s.code() == Code::unsupported && (d.origin == Origin::rule || d.origin == Origin::model)) {
+        alg = builtin_choice(count * elem_size);
+        segment = cfg_.segment_bytes;
+        call->algorithm = alg;
+        call->fell_through = true;
+        s = plan_for(alg, count, elem_size, segment, &plan);
+    }
+    TOPOAR_TRY(s);
+    call->plan = plan;
+    return Status::ok();
+}
+
+Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer) {
+    if (call.hand_down) return Status::internal("run() of a call prepare() handed down");
+    if (call.plan == nullptr) return Status::ok();  // nothing to move
+    const ExecProgram& program = call.plan->program;
+    const std::size_t need = program.scratch_elems * call.elem_size;
+    if (scratch_.size() < need) scratch_.resize(need);
+    return executor_.run(program, buf, scratch_.data(), call.elem_size, transport, reducer);
+}
+
+Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {
+    if (call.hand_down) return Status::internal("run_device() of a call prepare() handed down");
+    if (call.plan == nullptr) return Status::ok();
+    return run_device_schedule(call.plan->plan.of(rank_), buf, call.elem_size, transport);
 }
 
 Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
                          Reducer& reducer, Algorithm* used) {
-    if (!ready_) return Status::internal("allreduce before setup");
-    Choice choice = decide(count * elem_size, MemType::host);
-    last_choice_ = choice;
-    last_fell_through_ = false;
-    const bool builtin = cfg_.algorithm == Algorithm::automatic && std::string(choice.origin) == "default";
-    if (builtin && cfg_.single_node_hand_down && shape_.nodes <= 1)
-        return Status::unsupported(kHandDownReason);
-    Algorithm alg = choice.algorithm;
-    std::size_t segment = choice.has_segment ? choice.segment_bytes : cfg_.segment_bytes;
-    *used = alg;
-    if (count == 0 || size_ == 1) return Status::ok();
-    const Prepared* plan = nullptr;
-    Status s = plan_for(alg, count, elem_size, segment, &plan);
-    // A rule naming an algorithm this communicator cannot run falls through
-    // to the built-in choice.  Plans are pure functions of data all ranks
-    // share, so every rank takes the same way.
-    if (s.code() == Code::unsupported && cfg_.algorithm == Algorithm::automatic &&
-        std::string(choice.origin) != "default") {
-        alg = builtin_choice(count * elem_size);
-        segment = cfg_.segment_bytes;
-        *used = alg;
-        last_fell_through_ = true;
-        s = plan_for(alg, count, elem_size, segment, &plan);
-    }
-    TOPOAR_TRY(s);
-    const ExecProgram& program = plan->program;
-    if (scratch_.size() < program.scratch_elems * elem_size) scratch_.resize(program.scratch_elems * elem_size);
-    return executor_.run(program, buf, scratch_.data(), elem_size, transport, reducer);
+    PreparedCall call;
+    TOPOAR_TRY(prepare(count, elem_size, MemType::host, &call));
+    if (call.hand_down) return Status::unsupported(call.why);
+    *used = call.algorithm;
+    return run(call, buf, transport, reducer);
 }
 
 }  // namespace topoar

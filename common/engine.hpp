@@ -16,6 +16,7 @@
 #include "algorithm.hpp"
 #include "decision.hpp"
 #include "default_table.hpp"
+#include "device_executor.hpp"
 #include "executor.hpp"
 #include "plan.hpp"
 #include "planners.hpp"
@@ -23,6 +24,48 @@
 #include "topology.hpp"
 
 namespace topoar {
+
+// Where the algorithm of a call came from (first that applies).
+enum class Origin : int {
+    forced = 0,     // coll_topoar_allreduce_algorithm names one
+    rule = 1,       // a rule of the rules file matched
+    model = 2,      // the cost-model table built at set-up
+    builtin = 3,    // nothing else decided: the fixed built-in choice
+    hand_down = 4,  // auto hands the call to the previous module
+};
+const char* origin_name(Origin o);  // "forced", "rule", "cost model", "default", "hand down"
+
+// decide()'s answer for one (size, memory type).
+struct Decision {
+    Algorithm algorithm = Algorithm::automatic;
+    Origin origin = Origin::builtin;
+    bool has_segment = false;        // the rule set a segment size
+    std::size_t segment_bytes = 0;
+    const char* rule = nullptr;      // Origin::rule: the rule's "file:line"
+};
+
+// A plan with one rank's schedule compiled for the executor; cached by the
+// engine per (algorithm, count, element size, segment size).
+struct CompiledPlan {
+    Plan plan;
+    ExecProgram program;
+};
+
+// prepare()'s answer: either hand the call down (with the reason), or run
+// `plan` with run().  Valid until the next prepare() on the same engine
+// (the plan cache may drop entries then).
+struct PreparedCall {
+    bool hand_down = false;
+    const char* why = nullptr;          // hand_down: the reason
+    Algorithm algorithm = Algorithm::automatic;
+    Origin origin = Origin::builtin;
+    const char* rule = nullptr;         // Origin::rule: "file:line"
+    bool fell_through = false;          // the rule's algorithm cannot plan
+                                        // here: the built-in choice runs
+    MemType mem = MemType::host;
+    std::size_t count = 0, elem_size = 0;
+    const CompiledPlan* plan = nullptr; // nullptr: nothing to move (count 0, one rank)
+};
 
 struct EngineConfig {
     Algorithm algorithm = Algorithm::automatic;
@@ -81,16 +124,18 @@ public:
 
     // The algorithm that runs for a message of `bytes` bytes (host memory).
     Algorithm choose(std::size_t bytes) const { return decide(bytes, MemType::host).algorithm; }
-    // Selection order: the forced algorithm (origin "forced"), else the first
-    // matching rule of the rules file (origin "file:line", maybe with a
-    // segment size), else the cost-model table built at set-up (origin
-    // "cost model"), else the built-in default (origin "default").
-    Choice decide(std::size_t bytes, MemType mem) const;
-    // Whether allreduce() would hand a call of `bytes` bytes down (auto on
-    // a one-host communicator without a matching rule): the caller can
-    // then skip everything it does for topoar's own path.
-    bool hands_down(std::size_t bytes) const;
-    static const char* const kHandDownReason;  // allreduce()'s message for it
+    // Selection order: the forced algorithm (Origin::forced), else the
+    // first matching rule of the rules file (Origin::rule, maybe with a
+    // segment size), else the cost-model table built at set-up
+    // (Origin::model), else the built-in default (Origin::builtin).  Host
+    // calls of auto on a one-host communicator that nothing but the
+    // built-in default claims are handed down (Origin::hand_down).
+    Decision decide(std::size_t bytes, MemType mem) const;
+    // Whether a host call of `bytes` bytes is handed down.
+    bool hands_down(std::size_t bytes) const {
+        return decide(bytes, MemType::host).origin == Origin::hand_down;
+    }
+    static const char* const kHandDownReason;  // prepare()'s reason for it
     // hands_down() at every size: no rules file can claim a call.
     bool hands_down_all() const { return hands_down(0) && rules_.empty(); }
     const DecisionTable& rules() const { return rules_; }
@@ -103,12 +148,24 @@ public:
     // The options set-up builds the table with (tools print the same one).
     static DefaultTableOptions table_options(const EngineConfig& cfg);
     const CommShape& shape() const { return shape_; }
-    // What decided the most recent allreduce: decide()'s origin, or
-    // "FILE:LINE (ALG unsupported here) -> default" when a rule's algorithm
-    // could not plan on this communicator and the built-in choice ran.
-    std::string last_origin() const;
+    // What decided a prepared call, for people: "forced", "cost model",
+    // "default", a rule's "file:line", or "FILE:LINE (ALG unsupported
+    // here) -> default" when a rule's algorithm could not plan on this
+    // communicator and the built-in choice ran.
+    static std::string describe_origin(const PreparedCall& call);
 
-    // In-place all-reduce of buf (count elements of elem_size bytes).
+    // Asked once per call: decides, and plans on first use of a size.  A
+    // hand-down is an answer (call.hand_down), not an error; an error that
+    // is Code::unsupported was decided identically on every rank before
+    // anything moved (the caller falls back).
+    Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call);
+    // In-place all-reduce of buf with a prepared call (host executor).
+    Status run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer);
+    // The same prepared call on device memory, through a stream-ordered
+    // device transport (device_executor.hpp).
+    Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport);
+    // prepare() then run() (a hand-down is Code::unsupported with the
+    // reason); for tests and tools.
     Status allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
                      Reducer& reducer, Algorithm* used);
 
@@ -120,13 +177,8 @@ public:
     PlanOptions plan_options(std::size_t elem_size) const;
 
 private:
-    // A plan with this rank's schedule compiled for the executor.
-    struct Prepared {
-        Plan plan;
-        ExecProgram program;
-    };
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
-                    const Prepared** out);
+                    const CompiledPlan** out);
     Algorithm builtin_choice(std::size_t bytes) const;
 
     int rank_, size_;
@@ -138,11 +190,9 @@ private:
     DefaultTableReport model_report_;
     double model_seconds_ = 0;
     CommShape shape_;
-    Choice last_choice_;
-    bool last_fell_through_ = false;
     // Keyed by (algorithm, count, element size, segment bytes): segments are
     // in elements, and a rule may set its own segment size.
-    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t>, std::unique_ptr<Prepared>> plans_;
+    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t>, std::unique_ptr<CompiledPlan>> plans_;
     Executor executor_;
     std::vector<unsigned char> scratch_;
 };

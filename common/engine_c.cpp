@@ -11,8 +11,27 @@
 #include <string>
 
 #include "engine.hpp"
+
+
 #include "hwloc_probe.hpp"
 #include "topoar_engine.h"
+
+static_assert(TOPOAR_MEM_HOST == static_cast<int>(topoar::MemType::host), "C and C++ memory types differ");
+static_assert(TOPOAR_MEM_CUDA == static_cast<int>(topoar::MemType::cuda), "C and C++ memory types differ");
+static_assert(TOPOAR_ORIGIN_FORCED == static_cast<int>(topoar::Origin::forced) &&
+                  TOPOAR_ORIGIN_RULE == static_cast<int>(topoar::Origin::rule) &&
+                  TOPOAR_ORIGIN_MODEL == static_cast<int>(topoar::Origin::model) &&
+                  TOPOAR_ORIGIN_BUILTIN == static_cast<int>(topoar::Origin::builtin) &&
+                  TOPOAR_ORIGIN_HAND_DOWN == static_cast<int>(topoar::Origin::hand_down),
+              "C and C++ origins differ");
+static_assert(TOPOAR_ALG_AUTO == static_cast<int>(topoar::Algorithm::automatic) &&
+                  TOPOAR_ALG_RING == static_cast<int>(topoar::Algorithm::ring) &&
+                  TOPOAR_ALG_RECURSIVE_DOUBLING == static_cast<int>(topoar::Algorithm::recursive_doubling) &&
+                  TOPOAR_ALG_HRING == static_cast<int>(topoar::Algorithm::hring) &&
+                  TOPOAR_ALG_FLEXREDUCE == static_cast<int>(topoar::Algorithm::flexreduce) &&
+                  TOPOAR_ALG_TREE == static_cast<int>(topoar::Algorithm::tree) &&
+                  TOPOAR_NUM_ALGS == topoar::kNumAlgorithms,
+              "C and C++ algorithm enums differ");
 
 using namespace topoar;
 
@@ -21,6 +40,7 @@ struct topoar_engine {
     std::string error;
     std::string description;
     std::string origin;  // topoar_engine_last_origin's buffer
+    PreparedCall call;   // the last prepared call
     topoar_engine(int rank, int size, EngineConfig cfg) : engine(rank, size, std::move(cfg)) {}
 };
 
@@ -78,6 +98,32 @@ public:
 
 private:
     const topoar_reducer_t& r_;
+};
+
+class CallbackDeviceTransport final : public DeviceTransport {
+public:
+    explicit CallbackDeviceTransport(const topoar_device_transport_t& t) : t_(t) {}
+    Status group_start() override { return check(t_.group_start(t_.ctx), "group start"); }
+    Status send(const void* buf, std::size_t bytes, int peer) override {
+        return check(t_.send(t_.ctx, buf, bytes, peer), "send");
+    }
+    Status recv(void* buf, std::size_t bytes, int peer) override {
+        return check(t_.recv(t_.ctx, buf, bytes, peer), "recv");
+    }
+    Status group_end() override { return check(t_.group_end(t_.ctx), "group end"); }
+    Status reduce(const void* in, void* inout, std::size_t count) override {
+        return check(t_.reduce(t_.ctx, in, inout, count), "reduce");
+    }
+    Status scratch(std::size_t bytes, void** out) override { return check(t_.scratch(t_.ctx, bytes, out), "scratch"); }
+    Status synchronize() override { return check(t_.synchronize(t_.ctx), "synchronize"); }
+
+private:
+    Status check(int rc, const char* what) const {
+        if (rc == 0) return Status::ok();
+        const char* why = t_.error ? t_.error(t_.ctx) : nullptr;
+        return Status(Code::transport_error, std::string(what) + " failed: " + (why && *why ? why : "error " + std::to_string(rc)));
+    }
+    const topoar_device_transport_t& t_;
 };
 
 void copy_name(char* dst, const char* src) {
@@ -152,15 +198,41 @@ int topoar_engine_setup(topoar_engine_t* e, const topoar_rank_info_t* all) {
     }
 }
 
-int topoar_engine_allreduce(topoar_engine_t* e, void* buf, size_t count, size_t elem_size,
-                            const topoar_transport_t* transport, const topoar_reducer_t* reducer,
-                            int* algorithm_used) {
+int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, int mem, topoar_call_t* call) {
     try {
+        std::memset(call, 0, sizeof(*call));
+        if (mem != TOPOAR_MEM_HOST && mem != TOPOAR_MEM_CUDA)
+            return fail(e, Status::invalid("prepare: memory type " + std::to_string(mem)));
+        Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call);
+        if (!s) return fail(e, s);
+        const PreparedCall& p = e->call;
+        call->hand_down = p.hand_down ? 1 : 0;
+        call->why = p.why;
+        call->algorithm = static_cast<int>(p.algorithm);
+        call->origin = static_cast<int>(p.origin);
+        call->mem = mem;
+        call->count = count;
+        call->elem_size = elem_size;
+        return TOPOAR_OK;
+    } catch (const std::bad_alloc&) {
+        return fail(e, Status::internal("prepare: out of memory"));
+    } catch (const std::exception& ex) {
+        return fail(e, Status::internal(std::string("prepare: ") + ex.what()));
+    } catch (...) {
+        return fail(e, Status::internal("prepare: unknown exception"));
+    }
+}
+
+int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, const topoar_transport_t* transport,
+                      const topoar_reducer_t* reducer) {
+    try {
+        const PreparedCall& p = e->call;
+        if (call->count != p.count || call->elem_size != p.elem_size || call->hand_down || p.hand_down ||
+            call->algorithm != static_cast<int>(p.algorithm))
+            return fail(e, Status::internal("run: the call is not the last one prepared on this engine"));
         CallbackTransport t(*transport);
         CallbackReducer r(*reducer);
-        Algorithm used = Algorithm::automatic;
-        Status s = e->engine.allreduce(buf, count, elem_size, t, r, &used);
-        *algorithm_used = static_cast<int>(used);
+        Status s = e->engine.run(p, buf, t, r);
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("allreduce: out of memory"));
@@ -171,29 +243,38 @@ int topoar_engine_allreduce(topoar_engine_t* e, void* buf, size_t count, size_t 
     }
 }
 
-int topoar_engine_hands_down(const topoar_engine_t* e, size_t bytes, const char** why) {
+int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void* buf,
+                             const topoar_device_transport_t* transport) {
     try {
-        if (!e->engine.hands_down(bytes)) return 0;
-        if (why) *why = Engine::kHandDownReason;
-        return 1;
+        const PreparedCall& p = e->call;
+        if (call->count != p.count || call->elem_size != p.elem_size || call->hand_down || p.hand_down ||
+            call->algorithm != static_cast<int>(p.algorithm))
+            return fail(e, Status::internal("run_device: the call is not the last one prepared on this engine"));
+        CallbackDeviceTransport t(*transport);
+        Status s = e->engine.run_device(p, buf, t);
+        return s ? TOPOAR_OK : fail(e, s);
+    } catch (const std::bad_alloc&) {
+        return fail(e, Status::internal("allreduce (device): out of memory"));
+    } catch (const std::exception& ex) {
+        return fail(e, Status::internal(std::string("allreduce (device): ") + ex.what()));
     } catch (...) {
-        return 0;  // topoar_engine_allreduce decides then
+        return fail(e, Status::internal("allreduce (device): unknown exception"));
     }
 }
 
 int topoar_engine_hands_down_all(const topoar_engine_t* e, const char** why) {
-    if (!e->engine.hands_down_all()) return 0;
-    if (why) *why = Engine::kHandDownReason;
-    return 1;
-}
-
-int topoar_engine_choose(const topoar_engine_t* e, size_t bytes) {
-    return static_cast<int>(e->engine.choose(bytes));
+    try {
+        if (!e->engine.hands_down_all()) return 0;
+        if (why) *why = Engine::kHandDownReason;
+        return 1;
+    } catch (...) {
+        return 0;  // prepare() decides per call then
+    }
 }
 
 const char* topoar_engine_last_origin(topoar_engine_t* e) {
     try {
-        e->origin = e->engine.last_origin();
+        e->origin = Engine::describe_origin(e->call);
     } catch (...) {
         e->origin = "?";
     }

@@ -39,6 +39,21 @@ enum {
 
 const char *topoar_algorithm_name(int algorithm);
 
+/* Where a call's buffers live (values match topoar::MemType). */
+enum {
+    TOPOAR_MEM_HOST = 1,
+    TOPOAR_MEM_CUDA = 2,
+};
+
+/* What decided a call's algorithm (values match topoar::Origin). */
+enum {
+    TOPOAR_ORIGIN_FORCED = 0,    /* coll_topoar_allreduce_algorithm */
+    TOPOAR_ORIGIN_RULE = 1,      /* a rule of the rules file */
+    TOPOAR_ORIGIN_MODEL = 2,     /* the cost-model table */
+    TOPOAR_ORIGIN_BUILTIN = 3,   /* the fixed built-in choice */
+    TOPOAR_ORIGIN_HAND_DOWN = 4, /* auto gives the call to the previous module */
+};
+
 typedef struct topoar_transport {
     void *ctx;
     int (*isend)(void *ctx, const void *buf, size_t bytes, int peer, void **req);
@@ -105,26 +120,60 @@ void topoar_engine_destroy(topoar_engine_t *engine);
 /* Builds the topology from every rank's info (size entries, by rank). */
 int topoar_engine_setup(topoar_engine_t *engine, const topoar_rank_info_t *all);
 
-/* In-place all-reduce of count elements of elem_size bytes (the extent) in
- * buf.  *algorithm_used receives the TOPOAR_ALG_* that ran. */
-int topoar_engine_allreduce(topoar_engine_t *engine, void *buf, size_t count, size_t elem_size,
-                            const topoar_transport_t *transport, const topoar_reducer_t *reducer,
-                            int *algorithm_used);
+/* One call, asked once: topoar_engine_prepare() decides (and plans on the
+ * first use of a size); the glue then either hands the call down
+ * (call->hand_down, reason in call->why) or runs it with
+ * topoar_engine_run().  A prepared call stays valid until the next
+ * topoar_engine_prepare() on the same engine.  TOPOAR_ERR_UNSUPPORTED from
+ * prepare was decided identically on every rank before anything moved: the
+ * caller falls back. */
+typedef struct topoar_call {
+    int hand_down;      /* nonzero: give the call to the previous module */
+    const char *why;    /* hand_down: the reason (static text) */
+    int algorithm;      /* TOPOAR_ALG_* that topoar_engine_run() executes */
+    int origin;         /* TOPOAR_ORIGIN_* */
+    int mem;            /* TOPOAR_MEM_* as passed to prepare */
+    size_t count;       /* elements */
+    size_t elem_size;   /* bytes per element (the extent) */
+} topoar_call_t;
 
-/* Nonzero when topoar_engine_allreduce would hand a call of `bytes` bytes
- * down (auto on a one-host communicator without a matching rule), with the
- * reason in *why: the caller passes it to the previous module at once. */
-int topoar_engine_hands_down(const topoar_engine_t *engine, size_t bytes, const char **why);
+int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_size, int mem,
+                          topoar_call_t *call);
 
-/* Nonzero when every call would be handed down (auto on a one-host
+/* In-place all-reduce of call->count elements in buf, with the call the
+ * last topoar_engine_prepare() returned. */
+int topoar_engine_run(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
+                      const topoar_transport_t *transport, const topoar_reducer_t *reducer);
+
+/* Stream-ordered operations on device memory (cuda/ fills them with NCCL and
+ * topoar's kernels).  Each enqueues and returns; synchronize waits.  All
+ * return 0 or nonzero with the details from error(ctx). */
+typedef struct topoar_device_transport {
+    void *ctx;
+    int (*group_start)(void *ctx);
+    int (*send)(void *ctx, const void *buf, size_t bytes, int peer);
+    int (*recv)(void *ctx, void *buf, size_t bytes, int peer);
+    int (*group_end)(void *ctx);
+    /* inout[i] = in[i] (op) inout[i], count elements, after the group */
+    int (*reduce)(void *ctx, const void *in, void *inout, size_t count);
+    /* device scratch of at least bytes, kept across calls */
+    int (*scratch)(void *ctx, size_t bytes, void **out);
+    int (*synchronize)(void *ctx);
+    const char *(*error)(void *ctx);
+} topoar_device_transport_t;
+
+/* topoar_engine_run() on device memory: the prepared call's plan, one
+ * grouped launch per round, reductions on the same stream; returns once the
+ * result is in buf (the stream is synchronized). */
+int topoar_engine_run_device(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
+                             const topoar_device_transport_t *transport);
+
+/* Nonzero when every host call would be handed down (auto on a one-host
  * communicator without a rules file), whatever its size; the reason in
- * *why (left alone otherwise). */
+ * *why (left alone otherwise).  Known once set-up succeeded. */
 int topoar_engine_hands_down_all(const topoar_engine_t *engine, const char **why);
 
-/* The algorithm auto would run for a message of `bytes` bytes. */
-int topoar_engine_choose(const topoar_engine_t *engine, size_t bytes);
-
-/* What decided the algorithm of the most recent allreduce: "forced",
+/* What decided the last prepared call, for people: "forced", "cost model",
  * "default", a rule's "file:line", or "file:line (ALG unsupported here) ->
  * default" (valid until the next call). */
 const char *topoar_engine_last_origin(topoar_engine_t *engine);

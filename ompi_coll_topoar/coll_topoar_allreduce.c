@@ -215,6 +215,17 @@ static void log_choice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, s
     }
 }
 
+/* A failure while messages moved: topoar is off on this communicator from
+ * now on (later calls fall back), said once per communicator. */
+static int failed(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const char *where)
+{
+    m->state = TOPOAR_STATE_FAILED;
+    opal_output(0, "coll:topoar: %s: allreduce failed on rank %d (%s): %s; topoar is off on this "
+                "communicator from now on", comm->c_name, ompi_comm_rank(comm), where,
+                topoar_engine_error(m->engine));
+    return MPI_ERR_INTERN;
+}
+
 int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *module)
@@ -223,7 +234,8 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
     const char *why;
     ptrdiff_t lb, extent;
     size_t bytes;
-    int rc, alg = TOPOAR_ALG_AUTO;
+    int rc;
+    topoar_call_t call;
     reduce_ctx_t rctx = {op, dtype, 0};
     topoar_reducer_t reducer = {&rctx, op_reduce};
     topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress};
@@ -241,15 +253,24 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
         topoar_setup(m, comm);
     }
     if (TOPOAR_STATE_READY != m->state) {
-        return fallback(m, "set-up failed", sbuf, rbuf, count, dtype, op, comm);
+        return fallback(m, "topoar is off on this communicator (set-up or an earlier call failed)", sbuf, rbuf, count, dtype, op, comm);
     }
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
     bytes = (size_t) count * (size_t) extent;
-    /* auto on one host: straight to the previous module, before any copy
-     * or progress bookkeeping (measured: docs/performance.md, node4). */
-    if (topoar_engine_hands_down(m->engine, bytes, &why)) {
-        return fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
+    /* The one question per call: hand down, or which plan.  Answered before
+     * any copy or progress bookkeeping (auto on one host goes straight to
+     * the previous module; measured: docs/performance.md, node4). */
+    rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_HOST, &call);
+    if (TOPOAR_ERR_UNSUPPORTED == rc) {
+        /* Decided before any message moved, identically on every rank. */
+        return fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);
+    }
+    if (TOPOAR_OK != rc) {
+        return failed(m, comm, "prepare");
+    }
+    if (call.hand_down) {
+        return fallback(m, call.why, sbuf, rbuf, count, dtype, op, comm);
     }
     rctx.extent = (size_t) extent;
     if (MPI_IN_PLACE != sbuf && sbuf != rbuf && count > 0) {
@@ -260,23 +281,16 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
     /* While the collective runs, have opal_progress poll the event library
      * (TCP sockets) on every call instead of once per tick. */
     opal_progress_event_users_increment();
-    rc = topoar_engine_allreduce(m->engine, rbuf, (size_t) count, (size_t) extent, &transport, &reducer,
-                                 &alg);
+    rc = topoar_engine_run(m->engine, &call, rbuf, &transport, &reducer);
     opal_progress_event_users_decrement();
-    if (TOPOAR_ERR_UNSUPPORTED == rc) {
-        /* Decided before any message moved, identically on every rank. */
-        return fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);
-    }
     if (TOPOAR_OK != rc) {
-        opal_output(0, "coll:topoar: %s: allreduce failed on rank %d: %s", comm->c_name,
-                    ompi_comm_rank(comm), topoar_engine_error(m->engine));
-        return MPI_ERR_INTERN;
+        return failed(m, comm, "run");
     }
     m->handled++;
-    if (alg >= 0 && alg < TOPOAR_NUM_ALGS) {
-        m->by_algorithm[alg]++;
+    if (call.algorithm >= 0 && call.algorithm < TOPOAR_NUM_ALGS) {
+        m->by_algorithm[call.algorithm]++;
     }
-    mca_coll_topoar_component.last_algorithm = alg;
-    log_choice(m, comm, bytes, alg);
+    mca_coll_topoar_component.last_algorithm = call.algorithm;
+    log_choice(m, comm, bytes, call.algorithm);
     return OMPI_SUCCESS;
 }

@@ -288,7 +288,7 @@ static void test_auto_hands_single_host_down(void** state) {
     assert_true(kept.setup(one_host).is_ok());
     // Kept on one host, auto runs topoar's own choice (the model table).
     assert_false(kept.model_table().empty());
-    assert_string_equal(kept.decide(1 << 20, MemType::host).origin, "cost model");
+    assert_int_equal(static_cast<int>(kept.decide(1 << 20, MemType::host).origin), static_cast<int>(Origin::model));
     assert_false(kept.hands_down(8));
 
     EngineConfig fixed;
@@ -298,7 +298,21 @@ static void test_auto_hands_single_host_down(void** state) {
     assert_true(multi.model_table().empty());
     assert_int_equal(static_cast<int>(multi.choose(8)), static_cast<int>(Algorithm::recursive_doubling));
     assert_int_equal(static_cast<int>(multi.choose(1 << 20)), static_cast<int>(Algorithm::tree));
-    assert_string_equal(multi.decide(1 << 20, MemType::host).origin, "default");
+    assert_int_equal(static_cast<int>(multi.decide(1 << 20, MemType::host).origin), static_cast<int>(Origin::builtin));
+    // Device buffers are never handed down unstaged: on one host they get
+    // topoar's built-in choice.
+    assert_int_equal(static_cast<int>(single.decide(8, MemType::cuda).origin), static_cast<int>(Origin::builtin));
+    assert_int_equal(static_cast<int>(single.decide(8, MemType::host).origin), static_cast<int>(Origin::hand_down));
+    // prepare() asks once and says the same; a hand-down has no plan.
+    PreparedCall call;
+    assert_true(single.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
+    assert_true(call.hand_down);
+    assert_non_null(call.why);
+    assert_null(call.plan);
+    assert_true(two.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
+    assert_false(call.hand_down);
+    assert_non_null(call.plan);
+    assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(two.choose(buf.size() * sizeof(double))));
 }
 
 static void test_auto_uses_the_cost_model_table(void** state) {
@@ -325,10 +339,10 @@ static void test_auto_uses_the_cost_model_table(void** state) {
         assert_string_equal(other.model_table().to_text("x").c_str(), t.to_text("x").c_str());
     }
     for (std::size_t bytes : {8ul, 1000ul, 65536ul, 1ul << 20, 64ul << 20}) {
-        Choice c = e.decide(bytes, MemType::host);
+        Decision c = e.decide(bytes, MemType::host);
         Choice want = expect.lookup(bytes, e.shape(), MemType::host);
         assert_true(want.matched());
-        assert_string_equal(c.origin, "cost model");
+        assert_int_equal(static_cast<int>(c.origin), static_cast<int>(Origin::model));
         assert_int_equal(static_cast<int>(c.algorithm), static_cast<int>(want.algorithm));
     }
     // Latency-bound sizes go to the latency algorithm, bandwidth-bound ones
@@ -343,7 +357,7 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     Engine f(0, 5, forced);
     assert_true(f.setup(ranks).is_ok());
     assert_true(f.model_table().empty());
-    assert_string_equal(f.decide(8, MemType::host).origin, "forced");
+    assert_int_equal(static_cast<int>(f.decide(8, MemType::host).origin), static_cast<int>(Origin::forced));
 
     // The overhead moves the latency/bandwidth switch: more per-message
     // cost, latency algorithm up to larger sizes.
