@@ -39,7 +39,28 @@ typedef struct mca_coll_topoar_component_t {
     char *model_margin;       /* default table: gain a complex plan needs, "15%" */
 
     int last_algorithm;       /* MPI_T: algorithm of the last call */
+    int last_path;            /* MPI_T: TOPOAR_PATH_* of the last call */
+
+    /* GPU path (coll_topoar_gpu.c) */
+    bool cuda;                /* try the GPU path at all */
+    char *cuda_library;       /* libtopoar_cuda.so to dlopen */
+    bool nccl;                /* device data through NCCL when possible */
+    bool check_mem_type;      /* verify every rank passes the same memory type */
+    int nccl_max_comms;       /* NCCL communicators per process at most */
+    const struct topoar_cuda_api *gpu; /* NULL: GPU path off */
+    void *gpu_handle;         /* dlopen handle */
 } mca_coll_topoar_component_t;
+
+/* Which way the last call went (MPI_T coll_topoar_allreduce_last_path). */
+enum {
+    TOPOAR_PATH_NONE = 0,
+    TOPOAR_PATH_HOST = 1,           /* host buffers, topoar's plan */
+    TOPOAR_PATH_HAND_DOWN = 2,      /* host buffers, previous module */
+    TOPOAR_PATH_NCCL = 3,           /* device buffers, topoar's plan over NCCL */
+    TOPOAR_PATH_NCCL_ALLREDUCE = 4, /* device buffers, ncclAllReduce */
+    TOPOAR_PATH_STAGED = 5,         /* device buffers via pinned host memory, topoar's plan */
+    TOPOAR_PATH_STAGED_DOWN = 6,    /* device buffers via pinned host memory, previous module */
+};
 
 OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;
 
@@ -65,6 +86,7 @@ typedef struct mca_coll_topoar_module_t {
     unsigned long long by_algorithm[TOPOAR_NUM_ALGS];
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
+    struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
 } mca_coll_topoar_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);
@@ -75,6 +97,38 @@ mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *c
 int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *module);
+
+/* Shared by the host path (coll_topoar_allreduce.c) and the GPU path
+ * (coll_topoar_gpu.c). */
+void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,
+                             int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm);
+/* Why topoar cannot take this call, or NULL. */
+const char *mca_coll_topoar_ineligible(int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op);
+/* topoar's host path on rbuf in place after prepare (host memory, which may
+ * be a staging buffer); marks the communicator failed on an error. */
+int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm);
+int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *where);
+void mca_coll_topoar_count(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, size_t bytes,
+                           int algorithm, int path);
+
+/* The host path of a call (no memory-type question). */
+int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm);
+
+/* GPU path: open/close the CUDA library; nonzero if sbuf or rbuf is device
+ * memory (only asked when the GPU path is on); the device call; per-module
+ * state freed with the module. */
+void mca_coll_topoar_gpu_open(void);
+void mca_coll_topoar_gpu_close(void);
+int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, int s_dev, int r_dev);
+void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m);
 
 /* The module behind comm's allreduce if it is ours, else NULL. */
 mca_coll_topoar_module_t *mca_coll_topoar_module_of(struct ompi_communicator_t *comm);

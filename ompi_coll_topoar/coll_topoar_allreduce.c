@@ -4,6 +4,9 @@
  * the single fallback path to the previous module.
  */
 #include "coll_topoar.h"
+#include "coll_topoar_ops.h"
+#include "topoar_reduce.h"
+#include "topoar_cuda.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -67,11 +70,18 @@ typedef struct {
     struct ompi_op_t *op;
     ompi_datatype_t *dtype;
     size_t extent;
+    int redop, redtype; /* topoar's own reduction when own != 0 */
+    int own;
 } reduce_ctx_t;
 
 static void op_reduce(void *ctx, const void *in, void *inout, size_t count)
 {
     reduce_ctx_t *r = (reduce_ctx_t *) ctx;
+    /* Predefined op/type pairs: topoar's own typed loops (wrapping integer
+     * arithmetic, vectorized; common/reduce/).  Everything else: Open MPI. */
+    if (r->own && 0 == topoar_reduce_host(r->redop, r->redtype, in, inout, count)) {
+        return;
+    }
     const char *src = (const char *) in;
     char *dst = (char *) inout;
     while (count > 0) {
@@ -88,7 +98,7 @@ static void op_reduce(void *ctx, const void *in, void *inout, size_t count)
 /* Collective over comm: gathers every rank's host/socket/Slurm data with the
  * underlying allgather, builds the topology, and makes all ranks agree on
  * the outcome (one failing rank disables topoar on comm for everyone). */
-static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
@@ -166,11 +176,12 @@ static void topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
 
 /* ---- the call ------------------------------------------------------------- */
 
-static int fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,
-                    int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
+int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,
+                             int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
     m->fallback++;
     mca_coll_topoar_component.last_algorithm = TOPOAR_LAST_FALLBACK;
+    mca_coll_topoar_component.last_path = TOPOAR_PATH_HAND_DOWN;
     opal_output_verbose(50, mca_coll_topoar_component.output,
                         "coll:topoar: %s: allreduce of %d x %s passed down (%s)", comm->c_name, count,
                         dtype->name, why);
@@ -178,11 +189,10 @@ static int fallback(mca_coll_topoar_module_t *m, const char *why, const void *sb
 }
 
 /* Why topoar cannot take this call, or NULL if it can. */
-static const char *ineligible(const void *sbuf, int count, ompi_datatype_t *dtype, struct ompi_op_t *op)
+const char *mca_coll_topoar_ineligible(int count, ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     ptrdiff_t lb, extent;
     int commute = 0;
-    (void) sbuf;
     if (count < 0) {
         return "negative count";
     }
@@ -217,7 +227,7 @@ static void log_choice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, s
 
 /* A failure while messages moved: topoar is off on this communicator from
  * now on (later calls fall back), said once per communicator. */
-static int failed(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const char *where)
+int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const char *where)
 {
     m->state = TOPOAR_STATE_FAILED;
     opal_output(0, "coll:topoar: %s: allreduce failed on rank %d (%s): %s; topoar is off on this "
@@ -226,34 +236,83 @@ static int failed(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const 
     return MPI_ERR_INTERN;
 }
 
+void mca_coll_topoar_count(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, size_t bytes, int algorithm,
+                           int path)
+{
+    m->handled++;
+    if (algorithm >= 0 && algorithm < TOPOAR_NUM_ALGS) {
+        m->by_algorithm[algorithm]++;
+    }
+    mca_coll_topoar_component.last_algorithm = algorithm;
+    mca_coll_topoar_component.last_path = path;
+    log_choice(m, comm, bytes, algorithm);
+}
+
+int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
+                             ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
+{
+    int rc;
+    reduce_ctx_t rctx = {op, dtype, call->elem_size, 0, 0, 0};
+    topoar_reducer_t reducer = {&rctx, op_reduce};
+    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress};
+
+    rctx.own = mca_coll_topoar_op_ids(dtype, op, &rctx.redop, &rctx.redtype);
+    /* While the collective runs, have opal_progress poll the event library
+     * (TCP sockets) on every call instead of once per tick. */
+    opal_progress_event_users_increment();
+    rc = topoar_engine_run(m->engine, call, rbuf, &transport, &reducer);
+    opal_progress_event_users_decrement();
+    if (TOPOAR_OK != rc) {
+        return mca_coll_topoar_failed(m, comm, "run");
+    }
+    return OMPI_SUCCESS;
+}
+
 int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *module)
 {
     mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+
+    /* GPU path on: device buffers must never reach host code (not even the
+     * previous module, which would memcpy them).  One pointer query per
+     * buffer; with check_mem_type every call goes there to agree. */
+    if (NULL != cm->gpu) {
+        int s_dev = MPI_IN_PLACE != sbuf && TOPOAR_CUDA_MEM_DEVICE == cm->gpu->mem_type(sbuf);
+        int r_dev = TOPOAR_CUDA_MEM_DEVICE == cm->gpu->mem_type(rbuf);
+        if (s_dev || r_dev || cm->check_mem_type) {
+            return mca_coll_topoar_gpu_allreduce(m, sbuf, rbuf, count, dtype, op, comm, s_dev, r_dev);
+        }
+    }
+    return mca_coll_topoar_allreduce_host(m, sbuf, rbuf, count, dtype, op, comm);
+}
+
+int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm)
+{
     const char *why;
     ptrdiff_t lb, extent;
     size_t bytes;
     int rc;
     topoar_call_t call;
-    reduce_ctx_t rctx = {op, dtype, 0};
-    topoar_reducer_t reducer = {&rctx, op_reduce};
-    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress};
 
     /* auto on one host without rules: every call goes to the previous
      * module, with nothing in between but the counters. */
     if (NULL != m->hand_down_all) {
-        return fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
+        return mca_coll_topoar_fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
     }
-    why = ineligible(sbuf, count, dtype, op);
+    why = mca_coll_topoar_ineligible(count, dtype, op);
     if (NULL != why) {
-        return fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
+        return mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
     }
     if (TOPOAR_STATE_NEW == m->state) {
-        topoar_setup(m, comm);
+        mca_coll_topoar_setup(m, comm);
     }
     if (TOPOAR_STATE_READY != m->state) {
-        return fallback(m, "topoar is off on this communicator (set-up or an earlier call failed)", sbuf, rbuf, count, dtype, op, comm);
+        return mca_coll_topoar_fallback(m, "topoar is off on this communicator (set-up or an earlier call failed)",
+                                        sbuf, rbuf, count, dtype, op, comm);
     }
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
@@ -264,33 +323,23 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
     rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_HOST, &call);
     if (TOPOAR_ERR_UNSUPPORTED == rc) {
         /* Decided before any message moved, identically on every rank. */
-        return fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);
+        return mca_coll_topoar_fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);
     }
     if (TOPOAR_OK != rc) {
-        return failed(m, comm, "prepare");
+        return mca_coll_topoar_failed(m, comm, "prepare");
     }
     if (call.hand_down) {
-        return fallback(m, call.why, sbuf, rbuf, count, dtype, op, comm);
+        return mca_coll_topoar_fallback(m, call.why, sbuf, rbuf, count, dtype, op, comm);
     }
-    rctx.extent = (size_t) extent;
     if (MPI_IN_PLACE != sbuf && sbuf != rbuf && count > 0) {
         /* The engine works in place on rbuf; copy now (after the checks,
          * so a fallback still sees the caller's buffers untouched). */
         memcpy(rbuf, sbuf, bytes);
     }
-    /* While the collective runs, have opal_progress poll the event library
-     * (TCP sockets) on every call instead of once per tick. */
-    opal_progress_event_users_increment();
-    rc = topoar_engine_run(m->engine, &call, rbuf, &transport, &reducer);
-    opal_progress_event_users_decrement();
-    if (TOPOAR_OK != rc) {
-        return failed(m, comm, "run");
+    rc = mca_coll_topoar_run_host(m, &call, rbuf, dtype, op, comm);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
-    m->handled++;
-    if (call.algorithm >= 0 && call.algorithm < TOPOAR_NUM_ALGS) {
-        m->by_algorithm[call.algorithm]++;
-    }
-    mca_coll_topoar_component.last_algorithm = call.algorithm;
-    log_choice(m, comm, bytes, call.algorithm);
+    mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_HOST);
     return OMPI_SUCCESS;
 }

@@ -41,6 +41,11 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .small_msg_size = 65536,
     .single_node_fallback = true,
     .last_algorithm = TOPOAR_LAST_NONE,
+    .last_path = TOPOAR_PATH_NONE,
+    .cuda = true,
+    .nccl = true,
+    .check_mem_type = false,
+    .nccl_max_comms = 16,
 };
 
 /* Names double as the MPI_T enum of last_algorithm. */
@@ -124,6 +129,18 @@ static int register_pvars(void)
         OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
         MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
         NULL, NULL, NULL, &mca_coll_topoar_component.last_algorithm);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = mca_base_component_pvar_register(
+        c, "allreduce_last_path",
+        "How the most recent MPI_Allreduce in this process ran: 0 none, 1 host buffers by topoar, "
+        "2 host buffers handed down, 3 device buffers by topoar's plan over NCCL, 4 device buffers by "
+        "ncclAllReduce, 5 device buffers staged through pinned host memory by topoar's plan, 6 device "
+        "buffers staged through pinned host memory to the previous module",
+        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+        NULL, NULL, NULL, &mca_coll_topoar_component.last_path);
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 
@@ -241,6 +258,34 @@ static int topoar_register(void)
         c, "spine_link", "Default up-link of a spine switch, 'BANDWIDTH[,LATENCY]'",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->spine_link);
 
+    (void) mca_base_component_var_register(
+        c, "cuda",
+        "GPU path: load the topoar CUDA library at start-up and take MPI_Allreduce calls on device "
+        "buffers (NCCL, or staging through pinned host memory). Off, or without a library, driver or "
+        "device: device pointers are not detected (as in a host-only build).",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &cm->cuda);
+    cm->cuda_library = TOPOAR_CUDA_LIBRARY;
+    (void) mca_base_component_var_register(
+        c, "cuda_library", "The topoar CUDA library the GPU path loads (built with --with-cuda)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &cm->cuda_library);
+    (void) mca_base_component_var_register(
+        c, "nccl",
+        "Device buffers: run topoar's plans over NCCL (one NCCL communicator per MPI communicator, made "
+        "at the first device call); 0 stages device data through pinned host memory and the MPI "
+        "transport. Must be the same on all ranks.",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl);
+    (void) mca_base_component_var_register(
+        c, "nccl_max_comms",
+        "At most this many NCCL communicators per process (each holds device memory); communicators "
+        "beyond stage device data through the host",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl_max_comms);
+    (void) mca_base_component_var_register(
+        c, "check_mem_type",
+        "Verify on every call that all ranks pass buffers in the same memory type (host or device), "
+        "at the cost of one small allreduce per call; disagreeing calls are staged. Off: assumed, as "
+        "with any CUDA-aware MPI.",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->check_mem_type);
+
     return register_pvars();
 }
 
@@ -253,11 +298,13 @@ static int topoar_open(void)
         opal_output(0, "coll:topoar: invalid coll_topoar_allreduce_algorithm %d, using auto", cm->algorithm);
         cm->algorithm = TOPOAR_ALG_AUTO;
     }
+    mca_coll_topoar_gpu_open();
     return OMPI_SUCCESS;
 }
 
 static int topoar_close(void)
 {
+    mca_coll_topoar_gpu_close();
     if (mca_coll_topoar_component.output >= 0) {
         opal_output_close(mca_coll_topoar_component.output);
         mca_coll_topoar_component.output = -1;

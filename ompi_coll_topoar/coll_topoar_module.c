@@ -19,6 +19,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->fallback = 0;
     m->logged_classes = 0;
     m->hand_down_all = NULL;
+    m->gpu = NULL;
     for (int i = 0; i < TOPOAR_NUM_ALGS; ++i) {
         m->by_algorithm[i] = 0;
     }
@@ -26,6 +27,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
 
 static void topoar_module_destruct(mca_coll_topoar_module_t *m)
 {
+    mca_coll_topoar_gpu_free(m);
     if (NULL != m->previous_allreduce_module) {
         OBJ_RELEASE(m->previous_allreduce_module);
         m->previous_allreduce_module = NULL;

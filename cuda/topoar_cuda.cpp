@@ -1,0 +1,259 @@
+// libtopoar_cuda.so: the CUDA runtime and NCCL behind topoar_cuda.h's table.
+// Compiled with the CUDA headers, linked with the shared libcudart (and
+// libnccl); dlopen()ed by the component.
+#include "topoar_cuda.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "topoar_cuda_reduce.h"
+#include "topoar_reduce.h"
+
+#ifdef TOPOAR_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace {
+
+thread_local char g_error[512];
+
+// Records "what (file:line): CUDA error name: text" and returns nonzero.
+int cuda_fail(cudaError_t e, const char* what, int line) {
+    std::snprintf(g_error, sizeof g_error, "%s (cuda/topoar_cuda.cpp:%d): %s: %s", what, line, cudaGetErrorName(e),
+                  cudaGetErrorString(e));
+    (void)cudaGetLastError();  // not sticky for the caller
+    return static_cast<int>(e) ? static_cast<int>(e) : -1;
+}
+
+#define CUDA_CALL(expr)                                                  \
+    do {                                                                 \
+        cudaError_t topoar_e_ = (expr);                                  \
+        if (topoar_e_ != cudaSuccess) return cuda_fail(topoar_e_, #expr, __LINE__); \
+    } while (0)
+
+int probe(char* why, size_t len) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= 0) {
+        if (why && len)
+            std::snprintf(why, len, "no usable CUDA device (cudaGetDeviceCount: %s)",
+                          e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
+        (void)cudaGetLastError();
+        return 1;
+    }
+    return 0;
+}
+
+const char* last_error() { return g_error; }
+
+int mem_type(const void* ptr) {
+    if (ptr == nullptr) return TOPOAR_CUDA_MEM_HOST;
+    cudaPointerAttributes a;
+    std::memset(&a, 0, sizeof a);
+    if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return TOPOAR_CUDA_MEM_HOST;
+    }
+    return (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) ? TOPOAR_CUDA_MEM_DEVICE
+                                                                                : TOPOAR_CUDA_MEM_HOST;
+}
+
+int get_device(int* d) {
+    CUDA_CALL(cudaGetDevice(d));
+    return 0;
+}
+
+int stream_create(void** s) {
+    cudaStream_t st = nullptr;
+    CUDA_CALL(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    *s = st;
+    return 0;
+}
+
+int stream_destroy(void* s) {
+    CUDA_CALL(cudaStreamDestroy(static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+int stream_sync(void* s) {
+    CUDA_CALL(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+int host_alloc(void** p, size_t bytes) {
+    CUDA_CALL(cudaMallocHost(p, bytes ? bytes : 1));
+    return 0;
+}
+
+int host_free(void* p) {
+    CUDA_CALL(cudaFreeHost(p));
+    return 0;
+}
+
+int dev_alloc(void** p, size_t bytes) {
+    CUDA_CALL(cudaMalloc(p, bytes ? bytes : 1));
+    return 0;
+}
+
+int dev_free(void* p) {
+    CUDA_CALL(cudaFree(p));
+    return 0;
+}
+
+int memcpy_async(void* dst, const void* src, size_t bytes, void* s) {
+    if (bytes == 0) return 0;
+    CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+int reduce_supported(int op, int type) { return topoar_reduce_supported(op, type, 1); }
+
+int reduce(int op, int type, const void* in, void* inout, size_t count, void* s) {
+    int rc = topoar_cuda_reduce(op, type, in, inout, count, s);
+    if (rc != 0) return cuda_fail(static_cast<cudaError_t>(rc), "topoar_cuda_reduce", __LINE__);
+    return 0;
+}
+
+#ifdef TOPOAR_HAVE_NCCL
+
+int nccl_fail(ncclResult_t r, const char* what, int line) {
+    const char* last = ncclGetLastError(nullptr);
+    std::snprintf(g_error, sizeof g_error, "%s (cuda/topoar_cuda.cpp:%d): %s%s%s", what, line, ncclGetErrorString(r),
+                  last && *last ? ": " : "", last ? last : "");
+    return static_cast<int>(r) ? static_cast<int>(r) : -1;
+}
+
+#define NCCL_CALL(expr)                                                  \
+    do {                                                                 \
+        ncclResult_t topoar_r_ = (expr);                                 \
+        if (topoar_r_ != ncclSuccess) return nccl_fail(topoar_r_, #expr, __LINE__); \
+    } while (0)
+
+static_assert(sizeof(ncclUniqueId) == 128, "NCCL unique id is not 128 bytes");
+
+int nccl_unique_id(void* id) {
+    ncclUniqueId u;
+    NCCL_CALL(ncclGetUniqueId(&u));
+    std::memcpy(id, &u, sizeof u);
+    return 0;
+}
+
+int nccl_comm_init(void** comm, int nranks, const void* id, int rank) {
+    ncclUniqueId u;
+    std::memcpy(&u, id, sizeof u);
+    ncclComm_t c = nullptr;
+    NCCL_CALL(ncclCommInitRank(&c, nranks, u, rank));
+    *comm = c;
+    return 0;
+}
+
+int nccl_comm_destroy(void* comm) {
+    NCCL_CALL(ncclCommDestroy(static_cast<ncclComm_t>(comm)));
+    return 0;
+}
+
+int nccl_group_start() {
+    NCCL_CALL(ncclGroupStart());
+    return 0;
+}
+
+int nccl_group_end() {
+    NCCL_CALL(ncclGroupEnd());
+    return 0;
+}
+
+int nccl_send(const void* buf, size_t bytes, int peer, void* comm, void* s) {
+    NCCL_CALL(ncclSend(buf, bytes, ncclUint8, peer, static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+int nccl_recv(void* buf, size_t bytes, int peer, void* comm, void* s) {
+    NCCL_CALL(ncclRecv(buf, bytes, ncclUint8, peer, static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+// NCCL's own reduction: sum/prod/min/max on its numeric types.  Wrapping
+// integer sums match MPI's; NCCL has no 16-bit integers, logical, bitwise,
+// complex or MINLOC/MAXLOC: those run as topoar plans with its own kernels.
+bool nccl_pair(int op, int type, ncclRedOp_t* o, ncclDataType_t* t) {
+    switch (op) {
+    case TOPOAR_REDOP_SUM: *o = ncclSum; break;
+    case TOPOAR_REDOP_PROD: *o = ncclProd; break;
+    case TOPOAR_REDOP_MIN: *o = ncclMin; break;
+    case TOPOAR_REDOP_MAX: *o = ncclMax; break;
+    default: return false;
+    }
+    switch (type) {
+    case TOPOAR_REDTYPE_INT8: *t = ncclInt8; break;
+    case TOPOAR_REDTYPE_UINT8: *t = ncclUint8; break;
+    case TOPOAR_REDTYPE_INT32: *t = ncclInt32; break;
+    case TOPOAR_REDTYPE_UINT32: *t = ncclUint32; break;
+    case TOPOAR_REDTYPE_INT64: *t = ncclInt64; break;
+    case TOPOAR_REDTYPE_UINT64: *t = ncclUint64; break;
+    case TOPOAR_REDTYPE_FLOAT32: *t = ncclFloat32; break;
+    case TOPOAR_REDTYPE_FLOAT64: *t = ncclFloat64; break;
+    default: return false;
+    }
+    return true;
+}
+
+int nccl_allreduce_supported(int op, int type) {
+    ncclRedOp_t o;
+    ncclDataType_t t;
+    return nccl_pair(op, type, &o, &t) ? 1 : 0;
+}
+
+int nccl_allreduce(const void* sbuf, void* rbuf, size_t count, int op, int type, void* comm, void* s) {
+    ncclRedOp_t o;
+    ncclDataType_t t;
+    if (!nccl_pair(op, type, &o, &t)) {
+        std::snprintf(g_error, sizeof g_error, "ncclAllReduce cannot reduce op %d on type %d", op, type);
+        return -1;
+    }
+    NCCL_CALL(ncclAllReduce(sbuf, rbuf, count, t, o, static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+#endif  // TOPOAR_HAVE_NCCL
+
+topoar_cuda_api_t make_api() {
+    topoar_cuda_api_t a;
+    std::memset(&a, 0, sizeof a);
+    a.abi = TOPOAR_CUDA_ABI;
+    a.probe = probe;
+    a.last_error = last_error;
+    a.mem_type = mem_type;
+    a.get_device = get_device;
+    a.stream_create = stream_create;
+    a.stream_destroy = stream_destroy;
+    a.stream_sync = stream_sync;
+    a.host_alloc = host_alloc;
+    a.host_free = host_free;
+    a.dev_alloc = dev_alloc;
+    a.dev_free = dev_free;
+    a.memcpy_async = memcpy_async;
+    a.reduce_supported = reduce_supported;
+    a.reduce = reduce;
+#ifdef TOPOAR_HAVE_NCCL
+    a.have_nccl = 1;
+    a.nccl_version = NCCL_VERSION_CODE;
+    a.nccl_unique_id = nccl_unique_id;
+    a.nccl_comm_init = nccl_comm_init;
+    a.nccl_comm_destroy = nccl_comm_destroy;
+    a.nccl_group_start = nccl_group_start;
+    a.nccl_group_end = nccl_group_end;
+    a.nccl_send = nccl_send;
+    a.nccl_recv = nccl_recv;
+    a.nccl_allreduce_supported = nccl_allreduce_supported;
+    a.nccl_allreduce = nccl_allreduce;
+#endif
+    return a;
+}
+
+const topoar_cuda_api_t g_api = make_api();
+
+}  // namespace
+
+extern "C" const topoar_cuda_api_t* topoar_cuda_get_api(int abi) { return abi == TOPOAR_CUDA_ABI ? &g_api : nullptr; }
