@@ -36,6 +36,15 @@
  *                           names (e.g. MPI_LONG_DOUBLE)
  *          --seed N         change all input values
  *          --verbose        print every case;  --timing  time per phase
+ *          --device         buffers in GPU memory (libcudart.so.13 loaded at
+ *                           run time; the real one or tests/fake_cuda's):
+ *                           inputs are copied to the device before each
+ *                           call and results back after it, so every check
+ *                           above applies; MPI_COMM_SELF is skipped (coll
+ *                           self copies buffers with memcpy)
+ *          --expect-path P  with --device and --expect-topoar: every call
+ *                           topoar handles ran path P (nccl or staged), read
+ *                           from coll_topoar_allreduce_last_path
  *
  * Known library bugs worked around (detected, noted in the output):
  *  - Open MPI 4.1.x op/avx saturates 8/16-bit integer sums on overflow
@@ -50,6 +59,7 @@
 #include <mpi.h>
 
 #include <complex.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -67,6 +77,9 @@ static int opt_quick = 0;
 static int opt_expect = 0;
 static int opt_verbose = 0;
 static int opt_timing = 0;
+static int opt_device = 0;
+static int opt_expect_path = 0; /* 0: any; else TOPOAR_PATH_* value */
+static long n_path_bad = 0;
 static uint64_t opt_seed = 0x746f706f6172ULL; /* "topoar" */
 static char opt_relax[1024] = "";
 
@@ -780,8 +793,8 @@ static struct {
     int cont_h, cont_f, cont_alg;
     MPI_T_enum alg_enum;
     MPI_T_pvar_session sess;
-    MPI_T_pvar_handle alg_handle;
-    int alg_ok;
+    MPI_T_pvar_handle alg_handle, path_handle;
+    int alg_ok, path_ok;
     char missing[256];
 } pv;
 
@@ -839,6 +852,20 @@ static void pv_init(void)
             if (!pv.cont_alg) MPI_T_pvar_start(pv.sess, pv.alg_handle);
         }
     }
+    int idx_path, cont_path;
+    if (find_pvar("coll_topoar_allreduce_last_path", &idx_path, &dt, &cls, &bind, &cont_path, NULL) &&
+        bind == MPI_T_BIND_NO_OBJECT && dt == MPI_INT &&
+        MPI_T_pvar_handle_alloc(pv.sess, idx_path, NULL, &pv.path_handle, &cnt) == MPI_SUCCESS) {
+        pv.path_ok = 1;
+        if (!cont_path) MPI_T_pvar_start(pv.sess, pv.path_handle);
+    }
+}
+
+static int last_path(void)
+{
+    int val = -1;
+    if (!pv.path_ok || MPI_T_pvar_read(pv.sess, pv.path_handle, &val) != MPI_SUCCESS) return -1;
+    return val;
 }
 
 static int read_counter(MPI_T_pvar_handle h, MPI_Datatype dt, unsigned long long *out)
@@ -883,6 +910,7 @@ static int last_algorithm(char *name, int len)
 static void pv_finalize(void)
 {
     if (pv.alg_ok) MPI_T_pvar_handle_free(pv.sess, &pv.alg_handle);
+    if (pv.path_ok) MPI_T_pvar_handle_free(pv.sess, &pv.path_handle);
     if (pv.inited == 1) MPI_T_pvar_session_free(&pv.sess);
     if (pv.inited) MPI_T_finalize();
 }
@@ -1053,10 +1081,80 @@ static void prep(const cctx *c, const case_t *cs, bufs_t *b)
     }
 }
 
+/* --device: the CUDA runtime, loaded at run time (no build dependency). */
+static struct {
+    int (*malloc_)(void **, size_t);
+    int (*free_)(void *);
+    int (*memcpy_)(void *, const void *, size_t, int);
+} cu;
+
+static void cuda_init(void)
+{
+    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
+    int (*count)(int *), (*setdev)(int);
+    int n = 0;
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!h) {
+        fprintf(stderr, "rank %d: --device: %s\n", world_rank, dlerror());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    cu.malloc_ = (int (*)(void **, size_t))dlsym(h, "cudaMalloc");
+    cu.free_ = (int (*)(void *))dlsym(h, "cudaFree");
+    cu.memcpy_ = (int (*)(void *, const void *, size_t, int))dlsym(h, "cudaMemcpy");
+    count = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
+    setdev = (int (*)(int))dlsym(h, "cudaSetDevice");
+    if (!cu.malloc_ || !cu.free_ || !cu.memcpy_ || !count || !setdev || count(&n) != 0 || n < 1) {
+        fprintf(stderr, "rank %d: --device: no usable CUDA device\n", world_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    /* one device per local rank, round robin */
+    if (setdev((lr ? atoi(lr) : 0) % n) != 0) {
+        fprintf(stderr, "rank %d: --device: cudaSetDevice failed\n", world_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static char *dev_copy_of(const char *host, size_t bytes)
+{
+    void *d = NULL;
+    if (cu.malloc_(&d, bytes ? bytes : 1) != 0 || cu.memcpy_(d, host, bytes, 1 /* H2D */) != 0) {
+        fprintf(stderr, "rank %d: --device: cudaMalloc/cudaMemcpy failed\n", world_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return d;
+}
+
+static void dev_back(char *host, char *dev, size_t bytes)
+{
+    if (cu.memcpy_(host, dev, bytes, 2 /* D2H */) != 0 || cu.free_(dev) != 0) {
+        fprintf(stderr, "rank %d: --device: cudaMemcpy back failed\n", world_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static int last_path(void);
+static int pv_class(const cctx *c, const case_t *cs);
+
 static int do_call(const cctx *c, const case_t *cs, bufs_t *b)
 {
-    return MPI_Allreduce(cs->inplace ? MPI_IN_PLACE : (void *)(b->sraw + GUARD), b->rraw + GUARD,
-                         (int)cs->count, T[cs->t].dt, O[cs->op].op, c->comm);
+    if (!opt_device)
+        return MPI_Allreduce(cs->inplace ? MPI_IN_PLACE : (void *)(b->sraw + GUARD), b->rraw + GUARD,
+                             (int)cs->count, T[cs->t].dt, O[cs->op].op, c->comm);
+    char *dr = dev_copy_of(b->rraw, b->bytes);
+    char *ds = cs->inplace ? NULL : dev_copy_of(b->sraw, b->bytes);
+    int rc = MPI_Allreduce(cs->inplace ? MPI_IN_PLACE : (void *)(ds + GUARD), dr + GUARD, (int)cs->count,
+                           T[cs->t].dt, O[cs->op].op, c->comm);
+    dev_back(b->rraw, dr, b->bytes);
+    if (ds) dev_back(b->sraw, ds, b->bytes);
+    if (rc == MPI_SUCCESS && opt_expect && opt_expect_path && c->size >= 2 && pv_class(c, cs) == PV_HANDLED) {
+        int got = last_path();
+        if (got != opt_expect_path) {
+            printf("FAIL rank %d (world %d): comm=%s type=%s op=%s count=%zu: last_path %d, expected %d\n",
+                   c->rank, world_rank, c->name, T[cs->t].name, O[cs->op].name, cs->count, got, opt_expect_path);
+            n_path_bad++;
+        }
+    }
+    return rc;
 }
 
 #define FAILF(...) do { char m_[512]; snprintf(m_, sizeof(m_), __VA_ARGS__); \
@@ -1517,6 +1615,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--expect-topoar")) opt_expect = 1;
         else if (!strcmp(argv[i], "--verbose")) opt_verbose = 1;
         else if (!strcmp(argv[i], "--timing")) opt_timing = 1;
+        else if (!strcmp(argv[i], "--device")) opt_device = 1;
+        else if (!strcmp(argv[i], "--expect-path") && i + 1 < argc) {
+            i++;
+            opt_expect_path = !strcmp(argv[i], "nccl") ? 3 : !strcmp(argv[i], "staged") ? 5 : -1;
+            if (opt_expect_path < 0) { fprintf(stderr, "--expect-path: nccl or staged\n"); return 2; }
+        }
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) opt_seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--relax") && i + 1 < argc) snprintf(opt_relax, sizeof(opt_relax), "%s", argv[++i]);
         else if (!strncmp(argv[i], "--relax=", 8)) snprintf(opt_relax, sizeof(opt_relax), "%s", argv[i] + 8);
@@ -1532,6 +1636,7 @@ int main(int argc, char **argv)
     init_ops();
     probe_minmax_bug();
     pv_init();
+    if (opt_device) cuda_init();
     long extra_failed = 0;
     if (world_rank == 0) {
         if (pv.have) printf("topoar pvars found%s\n", opt_expect ? ", asserting handled/fallback counts" : "");
@@ -1572,8 +1677,8 @@ int main(int argc, char **argv)
     run_suite_on(rev, "reversed", "reversed", 2);
     MPI_Comm_free(&rev);
 
-    /* 6. MPI_COMM_SELF */
-    run_suite_on(MPI_COMM_SELF, "self", "self", 1);
+    /* 6. MPI_COMM_SELF (not with --device: coll self memcpy()s buffers) */
+    if (!opt_device) run_suite_on(MPI_COMM_SELF, "self", "self", 1);
 
     /* 7. communicator churn: per-communicator state must be created/freed cleanly */
     double tch = MPI_Wtime();
@@ -1598,7 +1703,7 @@ int main(int argc, char **argv)
     char alg[128];
     int have_alg = last_algorithm(alg, sizeof(alg));
 
-    long loc[2] = {n_passed, n_failed}, tot[2] = {0, 0};
+    long loc[2] = {n_passed, n_failed + n_path_bad}, tot[2] = {0, 0};
     MPI_Reduce(loc, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     tot[1] += extra_failed;
     MPI_Bcast(&tot[1], 1, MPI_LONG, 0, MPI_COMM_WORLD);
