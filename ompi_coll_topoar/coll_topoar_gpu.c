@@ -431,6 +431,21 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     if (NCCL_NEW == g->nccl_state) {
         nccl_setup(m, g, comm);
     }
+    /* auto within one host: NCCL's own allreduce (its NVLink/PCIe rings and
+     * trees are what a topology plan would build there) when it reduces
+     * the pair itself. */
+    if (NCCL_READY == g->nccl_state && TOPOAR_ORIGIN_FORCED != call.origin && TOPOAR_ORIGIN_RULE != call.origin &&
+        topoar_engine_num_hosts(m->engine) <= 1 && GPU->nccl_allreduce_supported(redop, redtype)) {
+        rc = GPU->nccl_allreduce(rbuf, rbuf, (size_t) count, redop, redtype, g->nccl, g->stream);
+        if (0 == rc) {
+            rc = GPU->stream_sync(g->stream);
+        }
+        if (0 != rc) {
+            return gpu_error(comm, "ncclAllReduce");
+        }
+        mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_NCCL_ALLREDUCE);
+        return OMPI_SUCCESS;
+    }
     if (NCCL_READY == g->nccl_state && GPU->reduce_supported(redop, redtype)) {
         nccl_ctx_t ctx = {g, redop, redtype};
         topoar_device_transport_t dt = {&ctx, dt_group_start, dt_send, dt_recv, dt_group_end,
