@@ -34,6 +34,35 @@ void fakecuda_register_kernel(const char *device_name, fakecuda_kernel_fn fn);
  * a message if that range is not inside one live device allocation. */
 void *fakecuda_host_view(const void *device_ptr, size_t bytes);
 
+/* ---- additions (backward compatible: everything above is unchanged) ----
+ *
+ * Argument capture.  Like the real runtime, the fake copies the VALUES of a
+ * launch's arguments when cudaLaunchKernel is called (the args array points
+ * into the caller's stack frame, gone by the time the stream runs); the twin
+ * later receives an args array pointing into that private copy.  To copy, the
+ * fake needs each parameter's size.  It takes them, like the real runtime,
+ * from the kernel's cubin in the fat binary nvcc registered
+ * (__cudaRegisterFatBinary; the EIATTR_KPARAM_INFO records of the section
+ * .nv.info.<kernel>).  A fat binary whose cubin is compressed or absent (PTX
+ * only) gives no sizes: then the twin must be registered with
+ * fakecuda_register_kernel_params(), which states them explicitly (when both
+ * exist they must agree, else the launch fails).  A launch whose sizes are
+ * known from neither returns cudaErrorInvalidDeviceFunction with a message. */
+void fakecuda_register_kernel_params(const char *device_name, fakecuda_kernel_fn fn,
+                                     int nparams, const size_t *param_sizes);
+
+/* Accounting, for tests.  Counters count since load or the last reset. */
+unsigned long long fakecuda_sync_count(void);   /* host synchronizations: stream/event/device sync, synchronous memcpy/memset */
+unsigned long long fakecuda_launch_count(void); /* kernel launches executed */
+/* bytes copied by memcpy (sync or async, executed) whose resolved kind is
+ * `kind` (a cudaMemcpyKind: 0 HostToHost, 1 HostToDevice, 2 DeviceToHost,
+ * 3 DeviceToDevice) */
+unsigned long long fakecuda_bytes_copied(int kind);
+/* live allocations of a cudaMemoryType: 1 Host (cudaMallocHost/cudaHostAlloc,
+ * not cudaHostRegister), 2 Device (cudaMalloc, cudaMallocAsync), 3 Managed */
+unsigned long fakecuda_live_allocations(int memory_type);
+void fakecuda_reset_counters(void);
+
 #ifdef __cplusplus
 }
 #endif
