@@ -304,6 +304,9 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
         return mca_coll_topoar_fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
     }
     why = mca_coll_topoar_ineligible(count, dtype, op);
+    if (NULL == why && ompi_comm_size(comm) < 2) {
+        why = "one rank"; /* only taken for device buffers (GPU path) */
+    }
     if (NULL != why) {
         return mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
     }

@@ -391,6 +391,23 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     }
     ompi_datatype_get_extent(dtype, &lb, &extent);
 
+    if (1 == ompi_comm_size(comm) && !ompi_datatype_is_predefined(dtype)) {
+        return staged_previous(m, g, "one rank, derived datatype", sbuf, rbuf, s_dev, count, dtype, op, comm);
+    }
+    if (1 == ompi_comm_size(comm)) {
+        /* One rank: the result is the input (coll self would memcpy). */
+        ptrdiff_t first;
+        size_t span;
+        span_of(dtype, count, &first, &span);
+        if (MPI_IN_PLACE != sbuf && sbuf != rbuf && span > 0 &&
+            0 != copy_sync(g, (char *) rbuf + first, (const char *) sbuf + first, span)) {
+            return gpu_error(comm, "copy of sbuf into rbuf");
+        }
+        mca_coll_topoar_component.last_path = TOPOAR_PATH_NCCL;
+        m->handled++;
+        return OMPI_SUCCESS;
+    }
+
     why = mca_coll_topoar_ineligible(count, dtype, op);
     own = NULL == why && mca_coll_topoar_op_ids(dtype, op, &redop, &redtype);
     if (NULL == why && !own) {

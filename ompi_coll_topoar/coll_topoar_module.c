@@ -78,7 +78,13 @@ mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *c
         return NULL;
     }
     if (ompi_comm_size(comm) < 2) {
-        return NULL;
+        /* One rank: nothing to do for host buffers (coll self); with the
+         * GPU path on, topoar takes them anyway, ahead of self (priority
+         * 75), whose memcpy would touch device buffers. */
+        if (NULL == mca_coll_topoar_component.gpu) {
+            return NULL;
+        }
+        *priority = 90;
     }
     m = OBJ_NEW(mca_coll_topoar_module_t);
     if (NULL == m) {
