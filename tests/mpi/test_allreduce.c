@@ -42,6 +42,8 @@
  *                           call and results back after it, so every check
  *                           above applies; MPI_COMM_SELF is skipped (coll
  *                           self copies buffers with memcpy)
+ *          --device-mixed   like --device, but one of sbuf/rbuf on the host
+ *                           and the other on the device (alternating)
  *          --expect-path P  with --device and --expect-topoar: every call
  *                           topoar handles ran path P (nccl: topoar's plan
  *                           over NCCL or ncclAllReduce; staged: through
@@ -79,7 +81,7 @@ static int opt_quick = 0;
 static int opt_expect = 0;
 static int opt_verbose = 0;
 static int opt_timing = 0;
-static int opt_device = 0;
+static int opt_device = 0;   /* 1: --device, 2: --device-mixed */
 static int opt_expect_path = 0; /* 0: any; else TOPOAR_PATH_* value */
 static long n_path_bad = 0;
 static uint64_t opt_seed = 0x746f706f6172ULL; /* "topoar" */
@@ -1142,12 +1144,16 @@ static int do_call(const cctx *c, const case_t *cs, bufs_t *b)
     if (!opt_device)
         return MPI_Allreduce(cs->inplace ? MPI_IN_PLACE : (void *)(b->sraw + GUARD), b->rraw + GUARD,
                              (int)cs->count, T[cs->t].dt, O[cs->op].op, c->comm);
-    char *dr = dev_copy_of(b->rraw, b->bytes);
-    char *ds = cs->inplace ? NULL : dev_copy_of(b->sraw, b->bytes);
+    /* --device-mixed: one buffer on the host, the other on the device,
+     * alternating by case (the same on every rank) */
+    int r_on_dev = opt_device == 1 || (cs->id & 1), s_on_dev = opt_device == 1 || !(cs->id & 1);
+    char *dr = r_on_dev ? dev_copy_of(b->rraw, b->bytes) : b->rraw;
+    char *ds = cs->inplace ? NULL : s_on_dev ? dev_copy_of(b->sraw, b->bytes) : b->sraw;
     int rc = MPI_Allreduce(cs->inplace ? MPI_IN_PLACE : (void *)(ds + GUARD), dr + GUARD, (int)cs->count,
                            T[cs->t].dt, O[cs->op].op, c->comm);
-    dev_back(b->rraw, dr, b->bytes);
-    if (ds) dev_back(b->sraw, ds, b->bytes);
+    if (r_on_dev) dev_back(b->rraw, dr, b->bytes);
+    if (ds && s_on_dev) dev_back(b->sraw, ds, b->bytes);
+    if (opt_device == 2 && !r_on_dev) return rc; /* host result: no device path to assert */
     if (rc == MPI_SUCCESS && opt_expect && opt_expect_path && c->size >= 2 && pv_class(c, cs) == PV_HANDLED) {
         int got = last_path();
         /* nccl: topoar's plan over NCCL (3) or ncclAllReduce itself (4) */
@@ -1621,6 +1627,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--verbose")) opt_verbose = 1;
         else if (!strcmp(argv[i], "--timing")) opt_timing = 1;
         else if (!strcmp(argv[i], "--device")) opt_device = 1;
+        else if (!strcmp(argv[i], "--device-mixed")) opt_device = 2;
         else if (!strcmp(argv[i], "--expect-path") && i + 1 < argc) {
             i++;
             opt_expect_path = !strcmp(argv[i], "nccl") ? 3 : !strcmp(argv[i], "staged") ? 5 : -1;
