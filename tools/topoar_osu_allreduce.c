@@ -28,6 +28,7 @@
 
 #include <mpi.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -64,9 +65,45 @@ struct bench_options {
     int repeats;          /* -r */
     double time_budget;   /* -b: seconds per size and repeat, 0 = no cap */
     char *exclude_spec;   /* -e */
+    int device;           /* -d cuda */
 };
 
 static int world_rank = 0;
+
+/* -d cuda: the CUDA runtime loaded at run time (no build dependency);
+ * dev_send/dev_recv mirror the host buffers on the device. */
+static struct {
+    int (*memcpy_)(void *, const void *, size_t, int);
+    void *send, *recv;
+} dev;
+
+static void die(const char *fmt, ...);
+
+static void device_init(size_t bytes)
+{
+    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
+    int (*count)(int *), (*setdev)(int), (*alloc)(void **, size_t);
+    int n = 0;
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (NULL == h)
+        die("-d cuda: %s", dlerror());
+    count = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
+    setdev = (int (*)(int))dlsym(h, "cudaSetDevice");
+    alloc = (int (*)(void **, size_t))dlsym(h, "cudaMalloc");
+    dev.memcpy_ = (int (*)(void *, const void *, size_t, int))dlsym(h, "cudaMemcpy");
+    if (!count || !setdev || !alloc || !dev.memcpy_ || 0 != count(&n) || n < 1)
+        die("-d cuda: no usable CUDA device");
+    if (0 != setdev((lr ? atoi(lr) : 0) % n) || 0 != alloc(&dev.send, bytes ? bytes : 1) ||
+        0 != alloc(&dev.recv, bytes ? bytes : 1))
+        die("-d cuda: cudaSetDevice/cudaMalloc of %zu bytes failed", bytes);
+}
+
+/* host -> device (kind 1) or device -> host (kind 2) */
+static void device_copy(void *dst, const void *src, size_t bytes, int kind)
+{
+    if (0 != dev.memcpy_(dst, src, bytes, kind))
+        die("-d cuda: cudaMemcpy failed");
+}
 
 /* ------------------------------------------------------------------ */
 /* error handling                                                      */
@@ -130,6 +167,8 @@ static void usage(FILE *out)
 "  -f             full output: Min, Max Latency and Iterations columns\n"
 "  -c             validate every result (adds a Validation column)\n"
 "  -l             use MPI_IN_PLACE\n"
+"  -d cuda|host   buffers in GPU memory (libcudart.so.13 loaded at run time;\n"
+"                 one device per local rank) or host memory (default)\n"
 "  -h             this help\n"
 "topoar's own options:\n"
 "  -I ITER        timed iterations for sizes >= the large threshold\n"
@@ -219,7 +258,7 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
     o->repeats = 1;
 
     opterr = 0;
-    while (-1 != (c = getopt(argc, argv, ":m:i:x:I:X:L:b:e:r:fclah"))) {
+    while (-1 != (c = getopt(argc, argv, ":m:i:x:I:X:L:b:e:r:d:fclah"))) {
         switch (c) {
         case 'm':
             if (strlen(optarg) >= sizeof(range_buf))
@@ -263,6 +302,11 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
         case 'r':
             if (parse_int(optarg, 1, &o->repeats))
                 goto bad;
+            break;
+        case 'd':
+            if (0 == strcmp(optarg, "cuda")) o->device = 1;
+            else if (0 == strcmp(optarg, "host")) o->device = 0;
+            else { fprintf(stderr, "%s: -d takes cuda or host\n", BENCH_NAME); return -1; }
             break;
         case 'f': o->full = 1; break;
         case 'c': o->validate = 1; break;
@@ -525,7 +569,8 @@ static void run_size(const struct bench_options *o, MPI_Comm comm, int rank,
     int large = bytes >= o->large_threshold;
     int warmup = large ? o->warmup_large : o->warmup;
     int iters = large ? o->iters_large : o->iters;
-    const void *sbuf = o->in_place ? MPI_IN_PLACE : (const void *)sendbuf;
+    const void *sbuf = o->in_place ? MPI_IN_PLACE : o->device ? dev.send : (const void *)sendbuf;
+    void *rbuf = o->device ? dev.recv : (void *)recvbuf;
     unsigned long long local_errors = 0;
     size_t first_bad = 0;
     double timer = 0.0, lat_us;
@@ -538,9 +583,13 @@ static void run_size(const struct bench_options *o, MPI_Comm comm, int rank,
     {
         double w0 = MPI_Wtime();
         for (it = 0; it < warmup; it++) {
-            if (o->validate || o->in_place)
+            if (o->validate || o->in_place || (o->device && 0 == it)) {
                 fill_send(o->in_place ? recvbuf : sendbuf, count, rank, it);
-            MPI_TRY(MPI_Allreduce(sbuf, recvbuf, (int)count, MPI_FLOAT,
+                if (o->device)
+                    device_copy(o->in_place ? dev.recv : dev.send, o->in_place ? (void *)recvbuf : (void *)sendbuf,
+                                bytes, 1);
+            }
+            MPI_TRY(MPI_Allreduce(sbuf, rbuf, (int)count, MPI_FLOAT,
                                   MPI_SUM, comm));
             MPI_TRY(MPI_Barrier(comm));
         }
@@ -567,21 +616,31 @@ static void run_size(const struct bench_options *o, MPI_Comm comm, int rank,
             if (!o->in_place)
                 for (size_t i = 0; i < count; i++)
                     recvbuf[i] = NAN;
+            if (o->device) {
+                device_copy(dev.recv, recvbuf, bytes, 1);
+                if (!o->in_place)
+                    device_copy(dev.send, sendbuf, bytes, 1);
+            }
             MPI_TRY(MPI_Barrier(comm));
         } else if (o->in_place) {
             /* keep values bounded: repeated in-place sums would overflow */
             fill_send(recvbuf, count, rank, 0);
+            if (o->device)
+                device_copy(dev.recv, recvbuf, bytes, 1);
             MPI_TRY(MPI_Barrier(comm));
         }
         t0 = MPI_Wtime();
-        MPI_TRY(MPI_Allreduce(sbuf, recvbuf, (int)count, MPI_FLOAT, MPI_SUM,
+        MPI_TRY(MPI_Allreduce(sbuf, rbuf, (int)count, MPI_FLOAT, MPI_SUM,
                               comm));
         t1 = MPI_Wtime();
         MPI_TRY(MPI_Barrier(comm));
         timer += t1 - t0;
-        if (o->validate)
+        if (o->validate) {
+            if (o->device)
+                device_copy(recvbuf, dev.recv, bytes, 2);
             local_errors += count_errors(recvbuf, count, nranks, it,
                                          &first_bad);
+        }
     }
 
     /* read before the reductions below, which are allreduces too */
@@ -682,6 +741,8 @@ int main(int argc, char **argv)
             die("message size %zu too large for an int count", o.max_size);
         sendbuf = xmalloc(max_count * sizeof(float), "the send buffer");
         recvbuf = xmalloc(max_count * sizeof(float), "the receive buffer");
+        if (o.device)
+            device_init(max_count * sizeof(float));
 
         for (int rep = 0; rep < o.repeats; rep++) {
             if (0 == rank)
