@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <unistd.h>
 #include <functional>
 #include <random>
 #include <string>
@@ -315,6 +316,35 @@ static void test_auto_hands_single_host_down(void** state) {
     assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(two.choose(buf.size() * sizeof(double))));
 }
 
+// A rules file's mem=cuda rule decides device calls only; prepare() carries
+// the memory type into the lookup and reports the rule as the origin.
+static void test_rules_by_memory_type(void** state) {
+    (void)state;
+    char path[] = "/tmp/topoar-test-rules-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char text[] = "# topoar rules v1\nallreduce mem=cuda alg=ring\nallreduce size=0-1K mem=host alg=tree\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), static_cast<long>(sizeof text - 1));
+    close(fd);
+    std::vector<RankInfo> ranks(4);
+    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    EngineConfig cfg;
+    cfg.rules_file = path;
+    Engine e(0, 4, cfg);
+    Status st = e.setup(ranks);
+    unlink(path);
+    assert_true(st.is_ok());
+    PreparedCall call;
+    assert_true(e.prepare(1000, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(Algorithm::ring));
+    assert_int_equal(static_cast<int>(call.origin), static_cast<int>(Origin::rule));
+    assert_non_null(std::strstr(Engine::describe_origin(call).c_str(), ":2"));
+    assert_true(e.prepare(100, 4, MemType::host, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(Algorithm::tree));
+    assert_true(e.prepare(1000, 4, MemType::host, &call).is_ok());
+    assert_int_not_equal(static_cast<int>(call.origin), static_cast<int>(Origin::rule));
+}
+
 static void test_auto_uses_the_cost_model_table(void** state) {
     (void)state;
     // 2 + 3 ranks on two hosts joined by 200 Mbit/s (scenario 1 of
@@ -487,6 +517,7 @@ int main(void) {
         cmocka_unit_test(test_executor_reports_transport_errors),
         cmocka_unit_test(test_auto_hands_single_host_down),
         cmocka_unit_test(test_auto_uses_the_cost_model_table),
+        cmocka_unit_test(test_rules_by_memory_type),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
