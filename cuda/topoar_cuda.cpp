@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -33,6 +35,24 @@ int cuda_fail(cudaError_t e, const char* what, int line) {
         if (topoar_e_ != cudaSuccess) return cuda_fail(topoar_e_, #expr, __LINE__); \
     } while (0)
 
+// The driver's single-attribute query, when the driver the runtime loaded
+// has it: asked on every MPI_Allreduce with the GPU path on, and several
+// times cheaper than cudaPointerGetAttributes, which fills a whole struct
+// (measured on an H100: docs/gpu.md).  Values of cuda.h, which this file
+// does not include (no link against libcuda).
+using DriverPointerQuery = int (*)(void* data, int attribute, unsigned long long ptr);
+constexpr int kCuPointerAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr unsigned kCuMemoryTypeDevice = 2;       // CU_MEMORYTYPE_DEVICE (managed reports it too)
+constexpr unsigned kCuMemoryTypeUnified = 4;      // CU_MEMORYTYPE_UNIFIED
+
+DriverPointerQuery driver_query() {
+    static DriverPointerQuery q = [] {
+        void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        return h ? reinterpret_cast<DriverPointerQuery>(dlsym(h, "cuPointerGetAttribute")) : nullptr;
+    }();
+    return q;
+}
+
 int probe(char* why, size_t len) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -43,6 +63,7 @@ int probe(char* why, size_t len) {
         (void)cudaGetLastError();
         return 1;
     }
+    (void)driver_query();  // resolved now, while single-threaded
     return 0;
 }
 
@@ -50,6 +71,13 @@ const char* last_error() { return g_error; }
 
 int mem_type(const void* ptr) {
     if (ptr == nullptr) return TOPOAR_CUDA_MEM_HOST;
+    if (DriverPointerQuery q = driver_query()) {
+        unsigned type = 0;
+        if (q(&type, kCuPointerAttributeMemoryType, reinterpret_cast<unsigned long long>(ptr)) != 0)
+            return TOPOAR_CUDA_MEM_HOST;  // not a CUDA pointer (the driver keeps no error state)
+        return (type == kCuMemoryTypeDevice || type == kCuMemoryTypeUnified) ? TOPOAR_CUDA_MEM_DEVICE
+                                                                               : TOPOAR_CUDA_MEM_HOST;
+    }
     cudaPointerAttributes a;
     std::memset(&a, 0, sizeof a);
     if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
@@ -65,9 +93,13 @@ int get_device(int* d) {
     return 0;
 }
 
+// A blocking stream: its work waits for earlier work on the legacy default
+// stream, so a caller's cudaMemcpy(H2D) from pageable memory -- which may
+// return before its DMA reached the device -- is complete before topoar
+// reads the buffer (seen on an H100 with a non-blocking stream: zeros).
 int stream_create(void** s) {
     cudaStream_t st = nullptr;
-    CUDA_CALL(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CUDA_CALL(cudaStreamCreateWithFlags(&st, cudaStreamDefault));
     *s = st;
     return 0;
 }

@@ -475,6 +475,18 @@ cudaError_t do_memcpy(const char *fn, void *dst, const void *src, size_t n, cuda
     if (n == 0) return cudaSuccess;
     PtrClass cs = classify(src), cd = classify(dst);
     std::function<void()> f;
+    if (!async && cs == P_HOST && rk == cudaMemcpyHostToDevice) {
+        /* Synchronous copy from pageable memory, as the real runtime does
+         * it: the legacy stream is synchronized first, the source is staged,
+         * and the call returns before the DMA into device memory completes.
+         * That DMA is legacy-stream work: blocking streams wait for it,
+         * non-blocking streams do not (their readers see stale data). */
+        run_through(s, enqueue1(s, [] {}));
+        auto staged = std::make_shared<std::vector<char>>(vs, vs + n);
+        enqueue1(s, [vd, staged, n, rk] { memcpy(vd, staged->data(), n); S().bytes[rk] += n; });
+        st.syncs++;
+        return cudaSuccess;
+    }
     if (async && cs == P_HOST && (rk == cudaMemcpyHostToDevice)) {
         /* pageable source: the real runtime stages it before returning */
         auto staged = std::make_shared<std::vector<char>>(vs, vs + n);

@@ -51,6 +51,9 @@ template <class T> static T *dalloc(size_t n) {
 
 template <class T> static void put(T *d, const std::vector<T> &h) {
     CU(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    /* a pageable H2D cudaMemcpy may return before its DMA is done; the
+     * non-blocking streams below do not wait for the legacy stream */
+    CU(cudaDeviceSynchronize());
 }
 
 template <class T> static std::vector<T> get(const T *d, size_t n) {
@@ -223,6 +226,7 @@ static void test_other_collectives(ncclComm_t comm, cudaStream_t s) {
         std::vector<int> mine(c);
         for (size_t i = 0; i < c; i++) mine[i] = rank_ * 1000 + (int)i;
         CU(cudaMemcpy(b + (size_t)rank_ * c, mine.data(), c * sizeof(int), cudaMemcpyHostToDevice));
+        CU(cudaDeviceSynchronize());
         NC(ncclAllGather(b + (size_t)rank_ * c, b, c, ncclInt32, comm, s));
         CU(cudaStreamSynchronize(s));
         std::vector<int> g = get(b, c * N);
