@@ -1,6 +1,6 @@
 #include "cost_model.hpp"
 
-#include "executor.hpp"
+#include "exec/schedule_policy.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,8 +16,6 @@ namespace topoar {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// The executor keeps every message below this (the PML's int byte count).
-constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 30;
 
 // A FIFO of ints that reuses its storage once drained (most queues here hold
 // a handful of entries and empty out every round).
@@ -164,35 +162,26 @@ struct RankState {
     double reduced = 0;
 };
 
-// Dataflow mode: one executor step (ExecProgram::Step) of one rank.  Steps of
-// all ranks live in one array, rank r's from base[r] on, in schedule order.
+// Dataflow mode: what the network needs of one executor step of one rank
+// (the scheduling state is SchedulePolicy's).  Steps of all ranks live in
+// one array, numbered as the policy numbers them.
 constexpr std::uint32_t kNone = UINT32_MAX;
-enum StepState : std::uint8_t { kWaiting, kPosted, kHandshake, kArrived, kApplying, kFinished };
 
 struct DStep {
     std::uint32_t bytes = 0;
     std::int32_t box = -1;           // send: rank -> peer; receive: peer -> rank
-    std::int32_t round = 0;          // the rank's round index
     std::uint32_t partner = kNone;   // the matching step of the peer
-    std::uint32_t next_send = kNone; // send: the rank's next send to the same peer
-    std::uint32_t deps_left = 0;     // dependencies not finished yet
     OpKind kind = OpKind::send;
-    std::uint8_t state = kWaiting;
-    bool in_order = false;           // send: the earlier sends to its peer are posted
+    bool handshake = false;          // send: its rendezvous handshake is done (or under way)
     bool early = false;              // receive: the message came before the receive was posted
 };
 
 struct DRank {
-    std::uint32_t round_base = 0;  // its rounds' first steps in round_start_ (and the end)
-    std::uint32_t left_base = 0;   // its rounds in round_left_
-    int nrounds = 0;
-    int cur = 0;                   // lowest round not finished
     double cpu = 0;                // when its reductions so far are done
     double reduced = 0;
-    bool done = false;
 };
 
-class Simulation {
+class Simulation final : public ScheduleDriver {
 public:
     Simulation(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params)
         : topo_(topo), plan_(plan), elem_size_(elem_size), params_(params) {}
@@ -226,7 +215,7 @@ private:
     void recompute_rates(double t);
     double provisional_rate(int flow) const;
 
-    // Dataflow mode.
+    // Dataflow mode: the network side of the SchedulePolicy.
     Status build_dataflow();
     Status run_dataflow(Prediction* out);
     int df_ready_front(int box, double t, double* bytes);
@@ -234,16 +223,10 @@ private:
         const Box& b = boxes_[static_cast<std::size_t>(s.box)];
         return s.kind == OpKind::send ? b.src : b.dst;
     }
-    bool df_sendable(std::uint32_t g) const {
-        const DStep& s = steps_[g];
-        return s.state == kWaiting && s.in_order && s.deps_left == 0 &&
-               s.round < dranks_[static_cast<std::size_t>(rank_of(s))].cur + kWindowRounds;
-    }
-    void df_enter_round(int r, int k, double t);
-    void df_post_send(std::uint32_t g, double t);
-    void df_post_recv(std::uint32_t g, double t);
-    void df_try_apply(std::uint32_t g, double t);
-    void df_drain(double t);
+    bool post_recv(std::uint32_t g) override;
+    void post_send(std::uint32_t g) override;
+    bool apply(std::uint32_t g) override;
+    void rank_finished(int r) override { out_->rank_time[static_cast<std::size_t>(r)] = now_; }
     bool reverse_busy(const Box& b) const;
 
     const Topology& topo_;
@@ -285,15 +268,13 @@ private:
     std::size_t messages_ = 0, events_ = 0, rate_updates_ = 0;
     double bytes_sent_ = 0;
 
-    // Dataflow mode: steps of all ranks, their dependents (CSR), per step
-    // a time (send: posted, then handshake done; receive: posted, or the
-    // early message's arrival), per rank round bounds and unfinished steps.
+    // Dataflow mode: steps of all ranks, per step a time (send: posted,
+    // then handshake done; receive: posted), per rank its CPU; the policy.
     std::vector<DStep> steps_;
     std::vector<double> time_;
-    std::vector<std::uint32_t> dep_off_, dependents_;
-    std::vector<std::uint32_t> round_start_, round_left_;
     std::vector<DRank> dranks_;
-    std::vector<std::uint32_t> work_;  // steps finishing now
+    SchedulePolicy policy_;
+    double now_ = 0;  // the simulation clock, for the policy's calls
     Prediction* out_ = nullptr;
 };
 
@@ -537,10 +518,10 @@ void Simulation::end_flow(int f, double t) {
     boxes_[static_cast<std::size_t>(box_id)].wire.pop();
     if (params_.mode == CostMode::dataflow) {
         const std::uint32_t g = static_cast<std::uint32_t>(m);
-        work_.push_back(g);
         if (steps_[g].partner != kNone)
             push(t + boxes_[static_cast<std::size_t>(box_id)].latency, kArrive, steps_[g].partner);
-        df_drain(t);  // the box still counts as flowing: nothing else starts on it
+        now_ = t;
+        policy_.send_done(g);  // the box still counts as flowing: nothing else starts on it
     } else {
         const Box& bx = boxes_[static_cast<std::size_t>(box_id)];
         RankState& sender = ranks_[static_cast<std::size_t>(bx.src)];
@@ -725,56 +706,34 @@ void Simulation::recompute_rates(double t) {
 
 // ---------------------------------------------------------------- dataflow
 
-// Every rank's schedule compiled by the executor's own compile_schedule, so
-// the steps and their dependencies are the ones that run; kept compactly
-// (the ExecProgram of a rank is dropped once copied).  Messages are matched
-// here once: the k-th send from a to b pairs with b's k-th receive from a
-// (both sides post them in schedule order, and MPI does not overtake).
+// Every rank's schedule compiled by the executor's own compile_schedule and
+// handed to the executor's SchedulePolicy, so the steps, their dependencies
+// and the decisions are the ones that run; the ExecProgram of a rank is
+// dropped once copied.  Messages are matched here once: the k-th send from
+// a to b pairs with b's k-th receive from a (both sides post them in
+// schedule order, and MPI does not overtake).
 Status Simulation::build_dataflow() {
     const int p = plan_.nranks;
-    std::size_t seg_elems = params_.segment_bytes / elem_size_;
-    if (params_.segment_bytes && seg_elems == 0) seg_elems = 1;  // as Engine::plan_for
+    const std::size_t seg_elems = segment_elems_of(params_.segment_bytes, elem_size_);  // as Engine::plan_for
     std::size_t total = count_steps(plan_, elem_size_, params_.segment_bytes);
     if (total >= static_cast<std::size_t>(INT32_MAX))
         return Status::invalid("cost model: " + std::to_string(total) + " executor steps are too many to simulate");
     steps_.reserve(total);
     dranks_.assign(static_cast<std::size_t>(p), DRank{});
+    policy_.clear();
     std::vector<std::vector<std::uint32_t>> box_sends, box_recvs;  // per box, in schedule order
-    std::vector<std::uint32_t> last_send(static_cast<std::size_t>(p), kNone), cnt;
-    std::vector<std::uint32_t> deps;  // this rank's dependency lists, flattened
-    std::vector<std::uint32_t> dep_begin;
-    dep_off_.assign(1, 0);
     for (int r = 0; r < p; ++r) {
         ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_);
         const std::uint32_t base = static_cast<std::uint32_t>(steps_.size());
-        DRank& dr = dranks_[static_cast<std::size_t>(r)];
-        dr.round_base = static_cast<std::uint32_t>(round_start_.size());
-        dr.left_base = static_cast<std::uint32_t>(round_left_.size());
-        dr.nrounds = static_cast<int>(prog.round_begin.size()) - 1;
-        for (int k = 0; k <= dr.nrounds; ++k) {
-            round_start_.push_back(base + static_cast<std::uint32_t>(prog.round_begin[static_cast<std::size_t>(k)]));
-            if (k < dr.nrounds)
-                round_left_.push_back(static_cast<std::uint32_t>(prog.round_begin[static_cast<std::size_t>(k) + 1] -
-                                                                 prog.round_begin[static_cast<std::size_t>(k)]));
-        }
-        const std::size_t n = prog.steps.size();
-        cnt.assign(n + 1, 0);
-        for (std::size_t i = 0; i < n; ++i) {
+        if (!policy_.add_rank(prog).is_ok()) return Status::invalid("cost model: too many step dependencies to simulate");
+        for (std::size_t i = 0; i < prog.steps.size(); ++i) {
             const ExecProgram::Step& st = prog.steps[i];
             DStep d;
             d.bytes = static_cast<std::uint32_t>(st.count * elem_size_);
-            d.round = st.round;
             d.kind = st.kind;
-            d.deps_left = static_cast<std::uint32_t>(st.deps.size());
             const std::uint32_t g = base + static_cast<std::uint32_t>(i);
             if (st.kind == OpKind::send) {
                 d.box = box_of(r, st.peer);
-                std::uint32_t& last = last_send[static_cast<std::size_t>(st.peer)];
-                if (last == kNone)
-                    d.in_order = true;
-                else
-                    steps_[last].next_send = g;
-                last = g;
                 if (box_sends.size() <= static_cast<std::size_t>(d.box)) box_sends.resize(boxes_.size());
                 box_sends[static_cast<std::size_t>(d.box)].push_back(g);
             } else {
@@ -782,25 +741,8 @@ Status Simulation::build_dataflow() {
                 if (box_recvs.size() <= static_cast<std::size_t>(d.box)) box_recvs.resize(boxes_.size());
                 box_recvs[static_cast<std::size_t>(d.box)].push_back(g);
             }
-            for (std::uint32_t j : st.deps) ++cnt[j];
             steps_.push_back(d);
         }
-        for (const auto& st : prog.steps)
-            if (st.kind == OpKind::send) last_send[static_cast<std::size_t>(st.peer)] = kNone;
-        // Dependents (the reverse of deps), as CSR after the earlier ranks'.
-        std::uint32_t run = dep_off_.back();
-        std::uint64_t all = run;
-        for (std::size_t i = 0; i < n; ++i) all += prog.steps[i].deps.size();
-        if (all >= UINT32_MAX) return Status::invalid("cost model: too many step dependencies to simulate");
-        for (std::size_t i = 0; i < n; ++i) {
-            std::uint32_t c = cnt[i];
-            cnt[i] = run;
-            run += c;
-            dep_off_.push_back(run);
-        }
-        dependents_.resize(run);
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::uint32_t j : prog.steps[i].deps) dependents_[cnt[j]++] = base + static_cast<std::uint32_t>(i);
     }
     box_sends.resize(boxes_.size());
     box_recvs.resize(boxes_.size());
@@ -816,99 +758,40 @@ Status Simulation::build_dataflow() {
     return Status::ok();
 }
 
-// Round k of rank r enters the window: its receives are posted, its ready
-// sends too (executor.cpp's pass over the window).
-void Simulation::df_enter_round(int r, int k, double t) {
-    const DRank& dr = dranks_[static_cast<std::size_t>(r)];
-    const std::uint32_t lo = round_start_[dr.round_base + static_cast<std::uint32_t>(k)];
-    const std::uint32_t hi = round_start_[dr.round_base + static_cast<std::uint32_t>(k) + 1];
-    for (std::uint32_t g = lo; g < hi; ++g) {
-        if (steps_[g].kind != OpKind::send)
-            df_post_recv(g, t);
-        else if (df_sendable(g))
-            df_post_send(g, t);
-    }
-}
-
-// Posts send g and, behind it, the sends to the same peer it held back.
-void Simulation::df_post_send(std::uint32_t g, double t) {
-    while (true) {
-        DStep& s = steps_[g];
-        s.state = kPosted;
-        time_[g] = t;
-        boxes_[static_cast<std::size_t>(s.box)].wire.push(static_cast<int>(g));
-        try_start_wire(s.box, t);
-        const std::uint32_t next = s.next_send;
-        if (next == kNone) return;
-        steps_[next].in_order = true;
-        if (!df_sendable(next)) return;
-        g = next;
-    }
-}
-
-void Simulation::df_post_recv(std::uint32_t g, double t) {
+// The policy posts send g: it joins its pair's wire.
+void Simulation::post_send(std::uint32_t g) {
     DStep& s = steps_[g];
-    if (s.early) {  // eager data waiting in the unexpected queue
-        s.state = kArrived;
-        df_try_apply(g, t);
-        return;
-    }
-    s.state = kPosted;
-    time_[g] = t;
-    // A rendezvous send may have been waiting for this receive.
-    if (s.partner != kNone && steps_[s.partner].state == kPosted) try_start_wire(steps_[s.partner].box, t);
+    time_[g] = now_;
+    boxes_[static_cast<std::size_t>(s.box)].wire.push(static_cast<int>(g));
+    try_start_wire(s.box, now_);
 }
 
-// A received step is applied once its dependencies are finished; reductions
-// queue on the rank's CPU, copies are free.
-void Simulation::df_try_apply(std::uint32_t g, double t) {
+// The policy posts receive g: done at once when eager data waits in the
+// unexpected queue; else a rendezvous send may have been waiting for it.
+bool Simulation::post_recv(std::uint32_t g) {
     DStep& s = steps_[g];
-    if (s.state != kArrived || s.deps_left != 0) return;
-    s.state = kApplying;
+    if (s.early) return true;
+    time_[g] = now_;
+    if (s.partner != kNone && policy_.state(s.partner) == SchedulePolicy::State::posted && !steps_[s.partner].handshake)
+        try_start_wire(steps_[s.partner].box, now_);
+    return false;
+}
+
+// The policy applies receive g: reductions queue on the rank's CPU, copies
+// are free.
+bool Simulation::apply(std::uint32_t g) {
+    DStep& s = steps_[g];
     if (s.kind == OpKind::recv_reduce) {
         DRank& dr = dranks_[static_cast<std::size_t>(rank_of(s))];
         dr.reduced += s.bytes;
         const double cost = params_.gamma * s.bytes;
         if (cost > 0) {
-            dr.cpu = std::max(dr.cpu, t) + cost;
+            dr.cpu = std::max(dr.cpu, now_) + cost;
             push(dr.cpu, kApplied, g);
-            return;
+            return false;
         }
     }
-    work_.push_back(g);
-}
-
-// Finishes the steps in work_ at time t, and whatever that makes ready.
-void Simulation::df_drain(double t) {
-    while (!work_.empty()) {
-        const std::uint32_t g = work_.back();
-        work_.pop_back();
-        DStep& s = steps_[g];
-        s.state = kFinished;
-        for (std::uint32_t k = dep_off_[g]; k < dep_off_[g + 1]; ++k) {
-            const std::uint32_t d = dependents_[k];
-            if (--steps_[d].deps_left != 0) continue;
-            if (steps_[d].kind == OpKind::send) {
-                if (df_sendable(d)) df_post_send(d, t);
-            } else {
-                df_try_apply(d, t);
-            }
-        }
-        const int r = rank_of(s);
-        DRank& dr = dranks_[static_cast<std::size_t>(r)];
-        if (--round_left_[dr.left_base + static_cast<std::uint32_t>(s.round)] != 0 || s.round != dr.cur) continue;
-        // The lowest round is done: the window slides (maybe several rounds,
-        // later ones may have finished first).
-        while (dr.cur < dr.nrounds && round_left_[dr.left_base + static_cast<std::uint32_t>(dr.cur)] == 0) {
-            ++dr.cur;
-            const int k = dr.cur + kWindowRounds - 1;
-            if (k < dr.nrounds) df_enter_round(r, k, t);
-        }
-        if (dr.cur == dr.nrounds && !dr.done) {
-            dr.done = true;
-            out_->rank_time[static_cast<std::size_t>(r)] = t;
-        }
-    }
+    return true;
 }
 
 // Whether the direction opposite to b's path carries data now (a handshake
@@ -928,11 +811,11 @@ int Simulation::df_ready_front(int box_id, double t, double* bytes) {
     const std::uint32_t m = static_cast<std::uint32_t>(b.wire.front());
     DStep& s = steps_[m];
     if (s.bytes > params_.eager_bytes) {
-        if (s.state == kPosted) {
-            if (s.partner == kNone || steps_[s.partner].state == kWaiting) return -1;  // no receive yet
+        if (!s.handshake) {
+            if (s.partner == kNone || policy_.state(s.partner) == SchedulePolicy::State::waiting) return -1;  // no receive yet
             double answer = std::max(time_[s.partner], time_[m] + b.latency);
             time_[m] = answer + b.latency + (reverse_busy(b) ? params_.handshake_queue_delay : 0.0);
-            s.state = kHandshake;
+            s.handshake = true;
         }
         if (time_[m] > t) {
             if (!b.armed) {
@@ -949,19 +832,13 @@ int Simulation::df_ready_front(int box_id, double t, double* bytes) {
 Status Simulation::run_dataflow(Prediction* out) {
     TOPOAR_TRY(build_dataflow());
     const int p = plan_.nranks;
-    for (int r = 0; r < p; ++r) {
-        DRank& dr = dranks_[static_cast<std::size_t>(r)];
-        if (dr.nrounds == 0) {
-            dr.done = true;
-            continue;
-        }
-        for (int k = 0; k < std::min(dr.nrounds, kWindowRounds); ++k) df_enter_round(r, k, 0.0);
-    }
-    df_drain(0.0);
+    now_ = 0;
+    policy_.start(this);
     double now = 0;
     recompute_rates(now);
     while (!heap_.empty()) {
         now = heap_.min_time();
+        now_ = now;
         while (heap_.has_now()) {
             Event e = heap_.pop();
             switch (e.tag & kTypeMask) {
@@ -969,20 +846,14 @@ Status Simulation::run_dataflow(Prediction* out) {
                 if (flows_[e.id].version != (e.tag >> kTypeBits)) continue;  // superseded by a rate change
                 end_flow(static_cast<int>(e.id), now);
                 break;
-            case kArrive: {
-                DStep& s = steps_[e.id];
-                if (s.state == kWaiting) {  // before its receive is posted (eager)
-                    s.early = true;
-                } else {
-                    s.state = kArrived;
-                    df_try_apply(e.id, now);
-                    df_drain(now);
-                }
+            case kArrive:
+                if (policy_.state(e.id) == SchedulePolicy::State::waiting)  // before its receive is posted (eager)
+                    steps_[e.id].early = true;
+                else
+                    policy_.arrived(e.id);
                 break;
-            }
             case kApplied:
-                work_.push_back(e.id);
-                df_drain(now);
+                policy_.applied(e.id);
                 break;
             case kWireReady:
                 boxes_[e.id].armed = false;
@@ -1001,10 +872,10 @@ Status Simulation::run_dataflow(Prediction* out) {
     out->steps = steps_.size();
     for (int r = 0; r < p; ++r) {
         const DRank& dr = dranks_[static_cast<std::size_t>(r)];
-        if (!dr.done) {
+        if (!policy_.done(r)) {
             std::ostringstream m;
-            m << "cost model: the plan cannot complete: rank " << r << " waits forever in its round " << dr.cur
-              << " (a receive without a matching send, or a send nobody receives)";
+            m << "cost model: the plan cannot complete: rank " << r << " waits forever in its round "
+              << policy_.current_round(r) << " (a receive without a matching send, or a send nobody receives)";
             return Status::internal(m.str());
         }
         out->max_bytes_reduced = std::max(out->max_bytes_reduced, dr.reduced);
@@ -1015,8 +886,7 @@ Status Simulation::run_dataflow(Prediction* out) {
 Status Simulation::run(Prediction* out) {
     const int p = plan_.nranks;
     const std::size_t nv = static_cast<std::size_t>(topo_.num_nodes());
-    std::size_t seg = params_.segment_bytes ? std::max<std::size_t>(1, params_.segment_bytes / elem_size_) : SIZE_MAX;
-    seg_elems_ = std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / elem_size_));
+    seg_elems_ = step_elems(segment_elems_of(params_.segment_bytes, elem_size_), elem_size_);
 
     cap_.assign(2 * nv, kInf);
     for (std::size_t v = 0; v < nv; ++v) {
@@ -1149,10 +1019,9 @@ Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, co
 }
 
 std::size_t count_steps(const Plan& plan, std::size_t elem_size, std::size_t segment_bytes) {
-    std::size_t seg = elem_size ? segment_bytes / elem_size : 0;
-    if (segment_bytes && seg == 0) seg = 1;
-    if (seg == 0) seg = SIZE_MAX;
-    if (elem_size) seg = std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / elem_size));
+    // The executor's steps (schedule_policy.hpp); elem_size 0: no cap.
+    const std::size_t seg =
+        elem_size ? step_elems(segment_elems_of(segment_bytes, elem_size), elem_size) : SIZE_MAX;
     std::size_t n = 0;
     for (const RankSchedule& rs : plan.ranks)
         for (const Round& round : rs.rounds)
