@@ -183,8 +183,9 @@ struct DRank {
 
 class Simulation final : public ScheduleDriver {
 public:
-    Simulation(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params)
-        : topo_(topo), plan_(plan), elem_size_(elem_size), params_(params) {}
+    Simulation(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
+               std::vector<ScheduleEvent>* trace)
+        : topo_(topo), plan_(plan), elem_size_(elem_size), params_(params), trace_(trace) {}
 
     Status run(Prediction* out);
 
@@ -274,6 +275,7 @@ private:
     std::vector<double> time_;
     std::vector<DRank> dranks_;
     SchedulePolicy policy_;
+    std::vector<ScheduleEvent>* trace_ = nullptr;
     double now_ = 0;  // the simulation clock, for the policy's calls
     Prediction* out_ = nullptr;
 };
@@ -721,6 +723,7 @@ Status Simulation::build_dataflow() {
     steps_.reserve(total);
     dranks_.assign(static_cast<std::size_t>(p), DRank{});
     policy_.clear();
+    policy_.set_trace(trace_);
     std::vector<std::vector<std::uint32_t>> box_sends, box_recvs;  // per box, in schedule order
     for (int r = 0; r < p; ++r) {
         ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_);
@@ -993,6 +996,11 @@ Status Simulation::run_rounds(Prediction* out) {
 
 Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
                Prediction* out) {
+    return predict(topo, plan, elem_size, params, out, nullptr);
+}
+
+Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
+               Prediction* out, std::vector<ScheduleEvent>* trace) {
     if (plan.only_rank >= 0) return Status::invalid("cost model: needs a full plan (only_rank == -1)");
     if (plan.nranks != topo.num_ranks())
         return Status::invalid("cost model: plan for " + std::to_string(plan.nranks) + " ranks, topology has " +
@@ -1014,7 +1022,7 @@ Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, co
     out->rank_time.assign(static_cast<std::size_t>(plan.nranks), 0.0);
     out->link_bytes_up.assign(static_cast<std::size_t>(topo.num_nodes()), 0.0);
     out->link_bytes_down.assign(static_cast<std::size_t>(topo.num_nodes()), 0.0);
-    Simulation sim(topo, plan, elem_size, params);
+    Simulation sim(topo, plan, elem_size, params, trace);
     return sim.run(out);
 }
 

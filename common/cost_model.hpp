@@ -65,6 +65,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/schedule_policy.hpp"
 #include "plan.hpp"
 #include "status.hpp"
 #include "topology.hpp"
@@ -137,6 +138,11 @@ struct Prediction {
 // without a matching send).
 Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
                Prediction* out);
+// The same, recording (dataflow mode) every rank's scheduling decisions and
+// completions in the order the simulation took them, for tests that check
+// the executor takes the same ones (tests/unit/test_schedule_policy.cpp).
+Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
+               Prediction* out, std::vector<ScheduleEvent>* trace);
 
 // Executor steps of all ranks of `plan` (operations cut at segment_bytes):
 // what a dataflow prediction walks, for callers that budget it.
