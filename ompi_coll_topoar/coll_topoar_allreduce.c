@@ -226,7 +226,7 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
     int rc, alg = TOPOAR_ALG_AUTO;
     reduce_ctx_t rctx = {op, dtype, 0};
     topoar_reducer_t reducer = {&rctx, op_reduce};
-    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress};
+    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, NULL};
 
     /* auto on one host without rules: every call goes to the previous
      * module, with nothing in between but the counters. */

@@ -18,11 +18,14 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cost_model.hpp"
 #include "engine.hpp"
 #include "executor.hpp"
+#include "fake_transport.hpp"
+#include "planners.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -258,12 +261,79 @@ void test_random_orders_same_decisions(void** state) {
     assert_true(g_early > 0);  // the path where a posted receive completes at once is covered
 }
 
+// A transport failure is final and clean: the executor cancels every
+// request it still has posted and says where it failed.  The fake network
+// breaks at the n-th call of any rank, so every rank stops sooner or later.
+void test_failure_leaves_nothing_posted(void** state) {
+    (void)state;
+    const int p = 4;
+    const std::size_t count = 1000, seg = 16;
+    int failed_ranks = 0, cancelled = 0;
+    for (long n : {1L, 2L, 3L, 7L, 30L, 100L, 400L, 2000L}) {
+        FakeNetwork net(p);
+        net.fail_after(n);
+        std::vector<std::string> errors(p);
+        std::vector<int> left(p, -1), cancels(p, 0);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < p; ++r)
+            threads.emplace_back([&, r] {
+                Plan plan = plan_ring(p, count, r);
+                std::vector<std::uint64_t> buf(count, 1);
+                FakeTransport t(net, r);
+                NullReducer red;
+                Executor ex;
+                Status s = ex.run(plan.of(r), buf.data(), nullptr, 8, seg, t, red);
+                if (!s) errors[static_cast<std::size_t>(r)] = s.message();
+                left[static_cast<std::size_t>(r)] = t.outstanding();
+                cancels[static_cast<std::size_t>(r)] = t.cancelled();
+            });
+        for (auto& t : threads) t.join();
+        for (int r = 0; r < p; ++r) {
+            const std::string& e = errors[static_cast<std::size_t>(r)];
+            if (left[static_cast<std::size_t>(r)] != 0)
+                fail_msg("fail_after(%ld), rank %d: %d requests left posted (%s)", n, r,
+                         left[static_cast<std::size_t>(r)], e.c_str());
+            if (e.empty()) continue;
+            ++failed_ranks;
+            cancelled += cancels[static_cast<std::size_t>(r)];
+            // Names the call, the step, its peer and size, and the cause.
+            const bool named = (e.find("isend of step") != std::string::npos ||
+                                e.find("irecv of step") != std::string::npos ||
+                                e.find("test of step") != std::string::npos) &&
+                               e.find("peer ") != std::string::npos && e.find(" bytes") != std::string::npos &&
+                               e.find("injected") != std::string::npos;
+            if (!named) fail_msg("fail_after(%ld), rank %d: message does not say where: %s", n, r, e.c_str());
+        }
+    }
+    assert_true(failed_ranks > 0);
+    assert_true(cancelled > 0);  // requests were posted when the failures came, and were cancelled
+}
+
+// TOPOAR_TRY notes where a failure passed, without changing the message.
+Status inner_failure() { return Status::invalid("bad thing"); }
+Status outer_call() {
+    TOPOAR_TRY(inner_failure());
+    return Status::ok();
+}
+
+void test_try_notes_location(void** state) {
+    (void)state;
+    Status s = outer_call();
+    assert_false(s.is_ok());
+    assert_string_equal(s.message().c_str(), "bad thing");
+    assert_true(s.where().find("test_schedule_policy.cpp:") == 0);
+    assert_true(s.where().find("(outer_call)") != std::string::npos);
+    assert_true(s.describe().find("bad thing [at test_schedule_policy.cpp:") == 0);
+}
+
 }  // namespace
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_same_decisions),
         cmocka_unit_test(test_random_orders_same_decisions),
+        cmocka_unit_test(test_failure_leaves_nothing_posted),
+        cmocka_unit_test(test_try_notes_location),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
