@@ -5,15 +5,13 @@
 // replays of the ranks exist:
 //
 //   dataflow (default): the executor of executor.hpp, step by step.  Every
-//     rank's schedule is compiled with the executor's own compile_schedule
-//     (same segments, same dependencies), then
-//       - receives are posted when their round enters the window of
-//         kWindowRounds rounds (round r once rounds < r-W+1 are finished);
-//       - a send is posted in that window once the receives it depends on
-//         are applied and the earlier sends to the same peer are posted;
-//       - an arrived receive is applied once its dependencies are finished
-//         (a reduction costs gamma per byte on the rank's one CPU);
-//       - a round is finished when all its steps are.
+//     rank's schedule is compiled with compile_schedule and run by the same
+//     SchedulePolicy the executor runs (exec/schedule_policy.hpp: segments,
+//     window of kWindowRounds rounds, per-peer send order, apply once the
+//     dependencies finished), so the model cannot take other decisions than
+//     the executor (tests/unit/test_schedule_policy.cpp checks it); the
+//     replay adds the network and a reduction's gamma per byte on the
+//     rank's one CPU.
 //   rounds: the old round-synchronous executor: post the round's receives,
 //     then its sends; wait for all; reductions into a range the round also
 //     sends wait for the sends; then the next round.  Kept for the closed
@@ -53,6 +51,10 @@
 // trees, link sharing and pipelining need no special formula.  The unit tests
 // check it against the closed forms and against runs on emulated clusters
 // (docs/cost-model.md).
+//
+// Code: cost_model.cpp (entry points), model/event_queue.hpp,
+// model/network.{hpp,cpp} (links, flows, sharing), model/replay.hpp with
+// model/replay_dataflow.cpp and model/replay_rounds.cpp.
 //
 // Cost: O(messages * (path length + log events)) plus max-min recomputation
 // over the connected set of flows that share links with a starting or ending
