@@ -5,15 +5,13 @@
 // replays of the ranks exist:
 //
 //   dataflow (default): the executor of executor.hpp, step by step.  Every
-//     rank's schedule is compiled with the executor's own compile_schedule
-//     (same segments, same dependencies), then
-//       - receives are posted when their round enters the window of
-//         kWindowRounds rounds (round r once rounds < r-W+1 are finished);
-//       - a send is posted in that window once the receives it depends on
-//         are applied and the earlier sends to the same peer are posted;
-//       - an arrived receive is applied once its dependencies are finished
-//         (a reduction costs gamma per byte on the rank's one CPU);
-//       - a round is finished when all its steps are.
+//     rank's schedule is compiled with compile_schedule and run by the same
+//     SchedulePolicy the executor runs (exec/schedule_policy.hpp: segments,
+//     window of kWindowRounds rounds, per-peer send order, apply once the
+//     dependencies finished), so the model cannot take other decisions than
+//     the executor (tests/unit/test_schedule_policy.cpp checks it); the
+//     replay adds the network and a reduction's gamma per byte on the
+//     rank's one CPU.
 //   rounds: the old round-synchronous executor: post the round's receives,
 //     then its sends; wait for all; reductions into a range the round also
 //     sends wait for the sends; then the next round.  Kept for the closed
@@ -54,6 +52,10 @@
 // check it against the closed forms and against runs on emulated clusters
 // (docs/cost-model.md).
 //
+// Code: cost_model.cpp (entry points), model/event_queue.hpp,
+// model/network.{hpp,cpp} (links, flows, sharing), model/replay.hpp with
+// model/replay_dataflow.cpp and model/replay_rounds.cpp.
+//
 // Cost: O(messages * (path length + log events)) plus max-min recomputation
 // over the connected set of flows that share links with a starting or ending
 // flow; events at the same instant are handled together.  The dataflow mode
@@ -65,6 +67,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/schedule_policy.hpp"
 #include "plan.hpp"
 #include "status.hpp"
 #include "topology.hpp"
@@ -137,6 +140,11 @@ struct Prediction {
 // without a matching send).
 Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
                Prediction* out);
+// The same, recording (dataflow mode) every rank's scheduling decisions and
+// completions in the order the simulation took them, for tests that check
+// the executor takes the same ones (tests/unit/test_schedule_policy.cpp).
+Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, const CostParams& params,
+               Prediction* out, std::vector<ScheduleEvent>* trace);
 
 // Executor steps of all ranks of `plan` (operations cut at segment_bytes):
 // what a dataflow prediction walks, for callers that budget it.

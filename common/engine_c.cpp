@@ -58,7 +58,9 @@ int to_code(const Status& s) {
 }
 
 int fail(topoar_engine* e, const Status& s) {
-    e->error = s.message();
+    // Failures while running say where (a fallback's reason stays the plain message).
+    const bool located = s.code() == Code::transport_error || s.code() == Code::internal_error;
+    e->error = located ? s.describe() : s.message();
     return to_code(s);
 }
 
@@ -79,6 +81,10 @@ public:
         return s;
     }
     void progress() override { t_.progress(t_.ctx); }
+    Status cancel(Request* req) override {
+        if (!t_.cancel) return wait(req);  // NULL: complete it instead
+        return check(t_.cancel(t_.ctx, req), "cancel", -1);
+    }
 
 private:
     static Status check(int rc, const char* what, int peer) {

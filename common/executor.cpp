@@ -2,199 +2,141 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 namespace topoar {
 
 namespace {
 
-// The PML takes an int count of bytes: keep every message well below 2 GiB.
-constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 30;
-
-bool is_recv(OpKind k) { return k != OpKind::send; }
+const char* kind_name(OpKind k) {
+    switch (k) {
+    case OpKind::send: return "send to";
+    case OpKind::recv_reduce: return "recv_reduce from";
+    case OpKind::recv_copy: return "recv_copy from";
+    }
+    return "?";
+}
 
 }  // namespace
 
-ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size) {
-    ExecProgram prog;
-    std::size_t seg = segment_elems ? segment_elems : SIZE_MAX;
-    seg = std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / std::max<std::size_t>(1, elem_size)));
+// The executor's side of the policy: posts and applies on the transport and
+// the buffer, and keeps the first failure (after it, nothing more is posted).
+class Executor::Driver final : public ScheduleDriver {
+public:
+    Driver(Executor& ex, const ExecProgram& prog, char* buf, char* scratch, std::size_t elem_size,
+           Transport& transport, Reducer& reducer)
+        : ex_(ex), prog_(prog), buf_(buf), scratch_(scratch), elem_(elem_size), t_(transport), reducer_(reducer) {}
 
-    // Steps, and the largest amount any one round receives.
-    std::size_t max_round_recv = 0;
-    const int nrounds = static_cast<int>(schedule.rounds.size());
-    std::vector<std::size_t> round_recv(static_cast<std::size_t>(nrounds), 0);
-    for (int r = 0; r < nrounds; ++r) {
-        prog.round_begin.push_back(prog.steps.size());
-        for (const Op& op : schedule.rounds[static_cast<std::size_t>(r)].ops)
-            for (std::size_t done = 0; done < op.count; done += seg) {
-                ExecProgram::Step s;
-                s.kind = op.kind;
-                s.order = op.order;
-                s.peer = op.peer;
-                s.round = r;
-                s.offset = op.offset + done;
-                s.count = std::min(seg, op.count - done);
-                if (is_recv(s.kind)) {
-                    s.slot = round_recv[static_cast<std::size_t>(r)];
-                    round_recv[static_cast<std::size_t>(r)] += s.count;
-                }
-                prog.steps.push_back(std::move(s));
-            }
-        max_round_recv = std::max(max_round_recv, round_recv[static_cast<std::size_t>(r)]);
+    bool post_recv(std::uint32_t i) override {
+        if (!error_.is_ok()) return false;
+        const auto& s = prog_.steps[i];
+        if (!note(t_.irecv(land(i), s.count * elem_, s.peer, &ex_.req_[i]), i, "irecv")) return false;
+        ex_.live_[i] = 1;
+        // Its message may be there already (the unexpected queue): take it
+        // now, as the policy allows (and as the cost model does).
+        return poll(i);
     }
-    prog.round_begin.push_back(prog.steps.size());
-
-    // Scratch: one band per round of the window; round r uses band r % W.
-    const std::size_t bands = static_cast<std::size_t>(std::min(nrounds, kWindowRounds));
-    prog.scratch_elems = bands * max_round_recv;
-    for (auto& s : prog.steps)
-        if (is_recv(s.kind)) s.slot += static_cast<std::size_t>(s.round % kWindowRounds) * max_round_recv;
-
-    // Dependencies (step indices, ascending).
-    //   send in round r: every receive of an earlier round into its range
-    //     must be applied (it carries final data of that round);
-    //   receive applied in round r: earlier writes to its range applied
-    //     first (fixed operand order), and sends of rounds <= r reading the
-    //     range completed (they carry the value from before).
-    // The element range is cut into atoms at every step boundary; each atom
-    // lists the receives and the sends that touch it, newest first, so a step
-    // finds the earlier steps overlapping it by walking its atoms instead of
-    // every earlier step (compiling a 2,048-rank plan for the cost model
-    // went from minutes to seconds; the result is the same).
-    const std::size_t n = prog.steps.size();
-    prog.direct.assign(n, 0);
-    std::vector<std::size_t> cuts;
-    cuts.reserve(2 * n);
-    for (const auto& s : prog.steps) {
-        cuts.push_back(s.offset);
-        cuts.push_back(s.offset + s.count);
+    void post_send(std::uint32_t i) override {
+        if (!error_.is_ok()) return;
+        const auto& s = prog_.steps[i];
+        if (note(t_.isend(buf_ + s.offset * elem_, s.count * elem_, s.peer, &ex_.req_[i]), i, "isend"))
+            ex_.live_[i] = 1;
     }
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    auto atom = [&cuts](std::size_t x) {
-        return static_cast<std::size_t>(std::lower_bound(cuts.begin(), cuts.end(), x) - cuts.begin());
-    };
-    constexpr std::uint32_t kEnd = UINT32_MAX;
-    struct Link {
-        std::uint32_t step, next;
-    };
-    std::vector<Link> pool;
-    std::vector<std::uint32_t> recvs(cuts.size(), kEnd), sends(cuts.size(), kEnd);  // list heads per atom
-    std::vector<std::uint32_t> seen(n, kEnd);
-    auto add = [&pool](std::vector<std::uint32_t>& head, std::size_t a, std::size_t i) {
-        pool.push_back(Link{static_cast<std::uint32_t>(i), head[a]});
-        head[a] = static_cast<std::uint32_t>(pool.size() - 1);
-    };
-    for (std::size_t r = 0; r + 1 < prog.round_begin.size(); ++r) {
-        const std::size_t lo = prog.round_begin[r], hi = prog.round_begin[r + 1];
-        // The round's sends first: its receives wait for those listed after them too.
-        for (std::size_t i = lo; i < hi; ++i) {
-            const auto& s = prog.steps[i];
-            if (is_recv(s.kind)) continue;
-            for (std::size_t a = atom(s.offset), e = atom(s.offset + s.count); a < e; ++a) add(sends, a, i);
+    bool apply(std::uint32_t i) override {
+        if (!error_.is_ok() || prog_.direct[i]) return true;  // a direct receive landed in place
+        const auto& s = prog_.steps[i];
+        char* data = land(i);
+        char* target = buf_ + s.offset * elem_;
+        if (s.kind == OpKind::recv_copy) {
+            std::memcpy(target, data, s.count * elem_);
+        } else if (s.order == Operand::incoming_first) {
+            reducer_.reduce(data, target, s.count);
+        } else {
+            reducer_.reduce(target, data, s.count);
+            std::memcpy(target, data, s.count * elem_);
         }
-        for (std::size_t i = lo; i < hi; ++i) {
-            auto& s = prog.steps[i];
-            auto take = [&](std::uint32_t j) {
-                if (seen[j] == i) return;
-                seen[j] = static_cast<std::uint32_t>(i);
-                s.deps.push_back(j);
-            };
-            const std::size_t a0 = atom(s.offset), a1 = atom(s.offset + s.count);
-            for (std::size_t a = a0; a < a1; ++a) {
-                std::uint32_t k = recvs[a];
-                if (!is_recv(s.kind))  // receives of this round are newer than lo: skipped
-                    while (k != kEnd && pool[k].step >= lo) k = pool[k].next;
-                for (; k != kEnd; k = pool[k].next) take(pool[k].step);
-                if (is_recv(s.kind))
-                    for (k = sends[a]; k != kEnd; k = pool[k].next) take(pool[k].step);
-            }
-            std::sort(s.deps.begin(), s.deps.end());
-            if (is_recv(s.kind))
-                for (std::size_t a = a0; a < a1; ++a) add(recvs, a, i);
-            // A copy nothing else touches first may land in place.
-            prog.direct[i] = s.kind == OpKind::recv_copy && s.deps.empty();
-        }
+        return true;
     }
-    return prog;
-}
+
+    // Tests step i's request once; true when it completed.
+    bool poll(std::uint32_t i) {
+        bool done = false;
+        Status st = t_.test(&ex_.req_[i], &done);
+        if (!st.is_ok()) ex_.live_[i] = 0;  // a failed test ends the request
+        if (!note(std::move(st), i, "test")) return false;
+        if (done) ex_.live_[i] = 0;
+        return done;
+    }
+
+    const Status& error() const { return error_; }
+
+private:
+    char* land(std::uint32_t i) const {
+        const auto& s = prog_.steps[i];
+        return prog_.direct[i] ? buf_ + s.offset * elem_ : scratch_ + s.slot * elem_;
+    }
+    // Keeps the first failure, with where it happened.
+    bool note(Status st, std::uint32_t i, const char* call) {
+        if (st.is_ok()) return true;
+        if (error_.is_ok()) {
+            const auto& s = prog_.steps[i];
+            std::ostringstream m;
+            m << "executor: " << call << " of step " << i << " of " << prog_.steps.size() << " (round " << s.round
+              << ", " << kind_name(s.kind) << " peer " << s.peer << ", " << s.count * elem_ << " bytes at element "
+              << s.offset << ") failed: " << st.message();
+            error_ = Status(st.code(), m.str());
+        }
+        return false;
+    }
+
+    Executor& ex_;
+    const ExecProgram& prog_;
+    char* buf_;
+    char* scratch_;
+    std::size_t elem_;
+    Transport& t_;
+    Reducer& reducer_;
+    Status error_;
+};
 
 Status Executor::run(const ExecProgram& prog, void* buf_v, void* scratch_v, std::size_t elem_size,
                      Transport& transport, Reducer& reducer) {
-    char* buf = static_cast<char*>(buf_v);
-    char* scratch = static_cast<char*>(scratch_v);
     const std::size_t n = prog.steps.size();
-    state_.assign(n, waiting);
     req_.assign(n, nullptr);
-    std::vector<std::size_t> dep_cursor(n, 0);
-    const std::size_t nrounds = prog.round_begin.size() - 1;
-    std::vector<int> blocked;  // peers whose next send must wait (this pass)
+    live_.assign(n, 0);
+    policy_.clear();
+    policy_.set_trace(trace_);
+    TOPOAR_TRY(policy_.add_rank(prog));
+    Driver d(*this, prog, static_cast<char*>(buf_v), static_cast<char*>(scratch_v), elem_size, transport, reducer);
 
-    auto ready = [&](std::size_t i) {
-        const auto& deps = prog.steps[i].deps;
-        std::size_t& c = dep_cursor[i];
-        while (c < deps.size() && state_[deps[c]] == finished) ++c;
-        return c == deps.size();
-    };
-    auto land = [&](std::size_t i) -> char* {
-        const auto& s = prog.steps[i];
-        return prog.direct[i] ? buf + s.offset * elem_size : scratch + s.slot * elem_size;
-    };
-
-    std::size_t cur = 0;  // lowest round not finished
-    while (cur < nrounds) {
+    policy_.start(&d);
+    while (d.error().is_ok() && !policy_.done(0)) {
         transport.progress();
-        std::size_t hi = prog.round_begin[std::min(nrounds, cur + kWindowRounds)];
-        blocked.clear();
-        for (std::size_t i = prog.round_begin[cur]; i < hi; ++i) {
-            const auto& s = prog.steps[i];
-            switch (state_[i]) {
-            case waiting:
-                if (is_recv(s.kind)) {
-                    TOPOAR_TRY(transport.irecv(land(i), s.count * elem_size, s.peer, &req_[i]));
-                    state_[i] = posted;
-                } else if (std::find(blocked.begin(), blocked.end(), s.peer) == blocked.end()) {
-                    if (ready(i)) {
-                        TOPOAR_TRY(transport.isend(buf + s.offset * elem_size, s.count * elem_size, s.peer,
-                                                   &req_[i]));
-                        state_[i] = posted;
-                    } else {
-                        blocked.push_back(s.peer);  // keep sends to a peer in order
-                    }
-                }
-                break;
-            case posted: {
-                bool done = false;
-                TOPOAR_TRY(transport.test(&req_[i], &done));
-                if (done) state_[i] = (s.kind == OpKind::send || prog.direct[i]) ? finished : arrived;
-                break;
-            }
-            default:
-                break;
-            }
-            if (state_[i] == arrived && ready(i)) {
-                char* data = land(i);
-                char* target = buf + s.offset * elem_size;
-                if (s.kind == OpKind::recv_copy) {
-                    std::memcpy(target, data, s.count * elem_size);
-                } else if (s.order == Operand::incoming_first) {
-                    reducer.reduce(data, target, s.count);
-                } else {
-                    reducer.reduce(target, data, s.count);
-                    std::memcpy(target, data, s.count * elem_size);
-                }
-                state_[i] = finished;
-            }
-        }
-        while (cur < nrounds) {
-            bool all = true;
-            for (std::size_t i = prog.round_begin[cur]; i < prog.round_begin[cur + 1] && all; ++i)
-                all = state_[i] == finished;
-            if (!all) break;
-            ++cur;
+        const std::uint32_t hi = policy_.window_end(0);
+        for (std::uint32_t i = policy_.window_begin(0); i < hi && d.error().is_ok(); ++i) {
+            if (!live_[i] || !d.poll(i)) continue;
+            if (prog.steps[i].kind == OpKind::send)
+                policy_.send_done(i);
+            else
+                policy_.arrived(i);
         }
     }
-    return Status::ok();
+    if (d.error().is_ok()) return Status::ok();
+
+    // Failed: end every request still posted, so nothing outlives the call.
+    std::string message = d.error().message();
+    std::size_t cancelled = 0, failed = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!live_[i]) continue;
+        Status st = transport.cancel(&req_[i]);
+        live_[i] = 0;
+        ++cancelled;
+        if (!st.is_ok() && failed++ == 0) message += "; cancelling step " + std::to_string(i) + ": " + st.message();
+    }
+    if (cancelled)
+        message += "; " + std::to_string(cancelled) + " posted request(s) cancelled" +
+                   (failed ? " (" + std::to_string(failed) + " failed)" : std::string());
+    return Status(d.error().code(), message);
 }
 
 Status Executor::run(const RankSchedule& schedule, void* buf, void* /*scratch*/, std::size_t elem_size,

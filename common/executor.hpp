@@ -1,37 +1,31 @@
 // topoar engine: the host executor runs one rank's schedule over a Transport.
 //
-// The schedule is written in rounds (plan.hpp) but executed as a dataflow,
-// so ranks are not held in lock-step: a round-synchronous executor loses a
-// scheduling/rendezvous delay on every round boundary, which on slow or
-// oversubscribed machines costs more than the transfers (measured: a
-// pipelined tree of 8 MiB on 2 emulated nodes went from 0.48 s round by round
-// to near the 0.34 s bound).
+// What may be posted or applied when is not decided here: the executor
+// compiles the schedule and follows the SchedulePolicy of
+// exec/schedule_policy.hpp (segments, window of rounds, per-peer order,
+// apply once the dependencies finished), the same one the cost model
+// replays.  This file moves the bytes: it posts what the policy asks,
+// polls the posted requests, reduces or copies arrived segments, and
+// reports completions back.
 //
-//   * Operations are cut into steps of at most `segment_elems` elements.
-//   * Receives are posted ahead, for every round of a window of
-//     kWindowRounds rounds, each into its own scratch slot (or straight into
-//     the buffer when nothing can still read or write that range).
-//   * A send is posted once every earlier-round receive it depends on has
-//     been applied (the data it carries is final); a received segment is
-//     applied (reduced or copied into the buffer) once earlier writes to its
-//     range are applied and the sends that must read the old value are done.
-//   * Sends and receives with one peer are posted in schedule order, so
-//     messages pair up exactly as the plan built them.
-// The result is the same as running the rounds one after another (the
-// semantics plan.hpp defines), with the same operand order per element.
+// Failures are final and clean: when a transport call fails, every request
+// still posted is cancelled (Transport::cancel) before run() returns, and
+// the Status names the step, its round, peer, bytes and the call.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "exec/schedule_policy.hpp"
 #include "plan.hpp"
 #include "status.hpp"
 
 namespace topoar {
 
 // Point-to-point messaging among the ranks of one communicator.  Buffers are
-// bytes; a request stays valid until wait() or a successful test().
+// bytes; a request stays valid until wait(), a test() that set *done, or
+// cancel().  A request whose wait() or test() failed is gone as well.
 class Transport {
 public:
     using Request = void*;
@@ -45,6 +39,10 @@ public:
     // Drives outstanding communication once (the executor calls it once per
     // pass over its requests rather than once per request).
     virtual void progress() {}
+    // Ends a posted request that will not be waited for (after a failure):
+    // cancels it where the transport can, and frees it.  The default
+    // completes it with wait(), which returns once the peer did its part.
+    virtual Status cancel(Request* req) { return wait(req); }
 };
 
 // The local reduction of one call: inout[i] = in[i] (op) inout[i].
@@ -53,30 +51,6 @@ public:
     virtual ~Reducer() = default;
     virtual void reduce(const void* in, void* inout, std::size_t count) = 0;
 };
-
-// One rank's schedule compiled for execution: steps with their
-// dependencies.  Built once per (plan, segment size) and reused per call.
-struct ExecProgram {
-    struct Step {
-        OpKind kind;
-        Operand order;
-        int peer;
-        int round;
-        std::size_t offset, count;       // elements
-        std::size_t slot = 0;            // scratch offset (elements), receives
-        std::vector<std::uint32_t> deps; // steps that must be finished first
-    };
-    std::vector<Step> steps;             // schedule order
-    std::vector<std::size_t> round_begin;// first step of each round (+ end)
-    std::size_t scratch_elems = 0;
-    // Receives that land straight in the buffer: copies with no dependency
-    // (nothing earlier reads or writes their range).
-    std::vector<char> direct;
-};
-
-constexpr int kWindowRounds = 4;
-
-ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size);
 
 class Executor {
 public:
@@ -90,11 +64,17 @@ public:
     Status run(const RankSchedule& schedule, void* buf, void* scratch, std::size_t elem_size,
                std::size_t segment_elems, Transport& transport, Reducer& reducer);
 
+    // Tests: records the policy's decisions and the completions of the next
+    // runs into *trace (nullptr: off).
+    void set_trace(std::vector<ScheduleEvent>* trace) { trace_ = trace; }
+
 private:
-    enum State : std::uint8_t { waiting, posted, arrived, finished };
-    std::vector<State> state_;
+    class Driver;
+    SchedulePolicy policy_;
     std::vector<Transport::Request> req_;
+    std::vector<char> live_;  // a request of the step is posted and not finished
     std::vector<unsigned char> own_scratch_;
+    std::vector<ScheduleEvent>* trace_ = nullptr;
 };
 
 }  // namespace topoar

@@ -6,6 +6,7 @@
 // fall back to the previous module.
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -35,17 +36,32 @@ public:
     explicit operator bool() const { return is_ok(); }
     Code code() const { return code_; }
     const std::string& message() const { return message_; }
+    // Where the failure went through TOPOAR_TRY, innermost first:
+    // "executor.cpp:150 (run) <- engine.cpp:220 (allreduce)"; "" if nowhere.
+    const std::string& where() const { return where_; }
+    // The message with its trail, for logs: "message [at where]".
+    std::string describe() const { return where_.empty() ? message_ : message_ + " [at " + where_ + "]"; }
+
+    // Adds a propagation point to the trail (TOPOAR_TRY does this).
+    Status&& at(const char* file, int line, const char* function) && {
+        const char* base = std::strrchr(file, '/');
+        if (!where_.empty()) where_ += " <- ";
+        where_ += std::string(base ? base + 1 : file) + ":" + std::to_string(line) + " (" + function + ")";
+        return std::move(*this);
+    }
 
 private:
     Code code_ = Code::ok;
     std::string message_;
+    std::string where_;
 };
 
-// Propagate a failed Status to the caller.
-#define TOPOAR_TRY(expr)                           \
-    do {                                           \
-        ::topoar::Status topoar_try_s_ = (expr);   \
-        if (!topoar_try_s_.is_ok()) return topoar_try_s_; \
+// Propagate a failed Status to the caller, noting file, line and function
+// in its trail (Status::where(); the message itself is unchanged).
+#define TOPOAR_TRY(expr)                                                               \
+    do {                                                                               \
+        ::topoar::Status topoar_try_s_ = (expr);                                       \
+        if (!topoar_try_s_.is_ok()) return std::move(topoar_try_s_).at(__FILE__, __LINE__, __func__); \
     } while (0)
 
 }  // namespace topoar

@@ -64,6 +64,9 @@ typedef struct topoar_transport {
     int (*test)(void *ctx, void **req, int *done);
     /* drives outstanding communication once */
     void (*progress)(void *ctx);
+    /* ends a posted request that will not be waited for (after a failure):
+     * cancel it where possible and free it; NULL: the engine calls wait */
+    int (*cancel)(void *ctx, void **req);
 } topoar_transport_t;
 
 /* inout[i] = in[i] (op) inout[i] for count elements */

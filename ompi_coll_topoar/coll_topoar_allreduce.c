@@ -60,6 +60,17 @@ static int pml_test(void *ctx, void **req, int *done)
     return ompi_request_wait(r, MPI_STATUS_IGNORE); /* frees it */
 }
 
+/* After a failure: cancel a posted request and complete it, so nothing is
+ * left posted on the caller's buffers (ob1 cannot cancel sends: the wait
+ * then completes them). */
+static int pml_cancel(void *ctx, void **req)
+{
+    ompi_request_t **r = (ompi_request_t **) req;
+    (void) ctx;
+    (void) ompi_request_cancel(*r);
+    return ompi_request_wait(r, MPI_STATUS_IGNORE);
+}
+
 static void pml_progress(void *ctx)
 {
     (void) ctx;
@@ -254,7 +265,7 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
     int rc;
     reduce_ctx_t rctx = {op, dtype, call->elem_size, 0, 0, 0};
     topoar_reducer_t reducer = {&rctx, op_reduce};
-    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress};
+    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
 
     rctx.own = mca_coll_topoar_op_ids(dtype, op, &rctx.redop, &rctx.redtype);
     /* While the collective runs, have opal_progress poll the event library

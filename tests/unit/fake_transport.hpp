@@ -5,8 +5,12 @@
 // receive a rank posts from a source gets the k-th message that source sent
 // it, whatever order the waits come in.  Sends are buffered (they complete at
 // once); a receive of the wrong size is an error, like MPI_ERR_TRUNCATE.
+// fail_after(n) breaks the network at the n-th transport call of any rank:
+// that call and every later one fail, so every rank's executor stops, and
+// the tests check that none leaves a request posted.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -58,6 +62,15 @@ public:
         return true;
     }
 
+    // Breaks the network at the n-th call from now (1: the next one).
+    void fail_after(long n) { calls_left_ = n; }
+    // Counts one call; true once the network is broken.
+    bool trip() {
+        if (broken_) return true;
+        if (calls_left_ > 0 && --calls_left_ == 0) broken_ = true;
+        return broken_;
+    }
+
     std::size_t messages() const { return messages_; }
     std::size_t bytes() const { return bytes_; }
 
@@ -72,6 +85,8 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::size_t messages_ = 0, bytes_ = 0;
+    std::atomic<long> calls_left_{0};
+    std::atomic<bool> broken_{false};
 };
 
 class FakeTransport final : public topoar::Transport {
@@ -81,12 +96,14 @@ public:
 
     topoar::Status isend(const void* buf, std::size_t bytes, int peer, Request* req) override {
         if (peer < 0 || peer >= net_.size() || peer == rank_) return topoar::Status::invalid("bad peer");
+        if (net_.trip()) return broken();
         net_.post(rank_, peer, buf, bytes);
         *req = nullptr;
         return topoar::Status::ok();
     }
     topoar::Status irecv(void* buf, std::size_t bytes, int peer, Request* req) override {
         if (peer < 0 || peer >= net_.size() || peer == rank_) return topoar::Status::invalid("bad peer");
+        if (net_.trip()) return broken();
         auto* r = new Pending{peer, next_recv_[static_cast<std::size_t>(peer)]++, buf, bytes};
         *req = r;
         ++outstanding_;
@@ -104,6 +121,12 @@ public:
     }
     topoar::Status test(Request* req, bool* done) override {
         auto* r = static_cast<Pending*>(*req);
+        if (net_.trip()) {  // a failed test ends the request (Transport's contract)
+            delete r;
+            *req = nullptr;
+            if (r) --outstanding_;
+            return broken();
+        }
         if (!r) {  // a send: buffered, complete
             *done = true;
             return topoar::Status::ok();
@@ -124,7 +147,19 @@ public:
         }
         return topoar::Status::ok();
     }
+    topoar::Status cancel(Request* req) override {
+        auto* r = static_cast<Pending*>(*req);
+        *req = nullptr;
+        if (r) {
+            delete r;
+            --outstanding_;
+        }
+        ++cancelled_;
+        return topoar::Status::ok();
+    }
+    // Receives posted and not finished (sends complete at once).
     int outstanding() const { return outstanding_; }
+    int cancelled() const { return cancelled_; }
 
 private:
     struct Pending {
@@ -136,7 +171,11 @@ private:
     FakeNetwork& net_;
     int rank_;
     std::vector<std::size_t> next_recv_;
-    int outstanding_ = 0;
+    int outstanding_ = 0, cancelled_ = 0;
+
+    static topoar::Status broken() {
+        return topoar::Status(topoar::Code::transport_error, "fake network broken (injected)");
+    }
 };
 
 }  // namespace topoar_test

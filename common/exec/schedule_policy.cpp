@@ -1,0 +1,347 @@
+// The scheduling policy shared by the executor and the cost model
+// (schedule_policy.hpp): compile_schedule states the dependencies, the
+// SchedulePolicy applies the window, per-peer order and apply rules.
+#include "schedule_policy.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace topoar {
+
+namespace {
+
+bool is_recv(OpKind k) { return k != OpKind::send; }
+
+constexpr std::uint32_t kNone = UINT32_MAX;
+
+}  // namespace
+
+std::size_t step_elems(std::size_t segment_elems, std::size_t elem_size) {
+    const std::size_t seg = segment_elems ? segment_elems : SIZE_MAX;
+    return std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / std::max<std::size_t>(1, elem_size)));
+}
+
+std::size_t segment_elems_of(std::size_t segment_bytes, std::size_t elem_size) {
+    std::size_t seg = elem_size ? segment_bytes / elem_size : 0;
+    if (segment_bytes && seg == 0) seg = 1;
+    return seg;
+}
+
+const char* to_string(ScheduleEvent::Kind k) {
+    switch (k) {
+    case ScheduleEvent::post_recv: return "post_recv";
+    case ScheduleEvent::post_send: return "post_send";
+    case ScheduleEvent::apply: return "apply";
+    case ScheduleEvent::arrived: return "arrived";
+    case ScheduleEvent::send_done: return "send_done";
+    case ScheduleEvent::applied: return "applied";
+    }
+    return "?";
+}
+
+ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size) {
+    ExecProgram prog;
+    const std::size_t seg = step_elems(segment_elems, elem_size);
+
+    // Steps, and the largest amount any one round receives.
+    std::size_t max_round_recv = 0;
+    const int nrounds = static_cast<int>(schedule.rounds.size());
+    std::vector<std::size_t> round_recv(static_cast<std::size_t>(nrounds), 0);
+    for (int r = 0; r < nrounds; ++r) {
+        prog.round_begin.push_back(prog.steps.size());
+        for (const Op& op : schedule.rounds[static_cast<std::size_t>(r)].ops)
+            for (std::size_t done = 0; done < op.count; done += seg) {
+                ExecProgram::Step s;
+                s.kind = op.kind;
+                s.order = op.order;
+                s.peer = op.peer;
+                s.round = r;
+                s.offset = op.offset + done;
+                s.count = std::min(seg, op.count - done);
+                if (is_recv(s.kind)) {
+                    s.slot = round_recv[static_cast<std::size_t>(r)];
+                    round_recv[static_cast<std::size_t>(r)] += s.count;
+                }
+                prog.steps.push_back(std::move(s));
+            }
+        max_round_recv = std::max(max_round_recv, round_recv[static_cast<std::size_t>(r)]);
+    }
+    prog.round_begin.push_back(prog.steps.size());
+
+    // Scratch: one band per round of the window; round r uses band r % W.
+    const std::size_t bands = static_cast<std::size_t>(std::min(nrounds, kWindowRounds));
+    prog.scratch_elems = bands * max_round_recv;
+    for (auto& s : prog.steps)
+        if (is_recv(s.kind)) s.slot += static_cast<std::size_t>(s.round % kWindowRounds) * max_round_recv;
+
+    // Dependencies (step indices, ascending).
+    //   send in round r: every receive of an earlier round into its range
+    //     must be applied (it carries final data of that round);
+    //   receive applied in round r: earlier writes to its range applied
+    //     first (fixed operand order), and sends of rounds <= r reading the
+    //     range completed (they carry the value from before).
+    // The element range is cut into atoms at every step boundary; each atom
+    // lists the receives and the sends that touch it, newest first, so a step
+    // finds the earlier steps overlapping it by walking its atoms instead of
+    // every earlier step (compiling a 2,048-rank plan for the cost model
+    // went from minutes to seconds; the result is the same).
+    const std::size_t n = prog.steps.size();
+    prog.direct.assign(n, 0);
+    std::vector<std::size_t> cuts;
+    cuts.reserve(2 * n);
+    for (const auto& s : prog.steps) {
+        cuts.push_back(s.offset);
+        cuts.push_back(s.offset + s.count);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    auto atom = [&cuts](std::size_t x) {
+        return static_cast<std::size_t>(std::lower_bound(cuts.begin(), cuts.end(), x) - cuts.begin());
+    };
+    constexpr std::uint32_t kEnd = UINT32_MAX;
+    struct Link {
+        std::uint32_t step, next;
+    };
+    std::vector<Link> pool;
+    std::vector<std::uint32_t> recvs(cuts.size(), kEnd), sends(cuts.size(), kEnd);  // list heads per atom
+    std::vector<std::uint32_t> seen(n, kEnd);
+    auto add = [&pool](std::vector<std::uint32_t>& head, std::size_t a, std::size_t i) {
+        pool.push_back(Link{static_cast<std::uint32_t>(i), head[a]});
+        head[a] = static_cast<std::uint32_t>(pool.size() - 1);
+    };
+    for (std::size_t r = 0; r + 1 < prog.round_begin.size(); ++r) {
+        const std::size_t lo = prog.round_begin[r], hi = prog.round_begin[r + 1];
+        // The round's sends first: its receives wait for those listed after them too.
+        for (std::size_t i = lo; i < hi; ++i) {
+            const auto& s = prog.steps[i];
+            if (is_recv(s.kind)) continue;
+            for (std::size_t a = atom(s.offset), e = atom(s.offset + s.count); a < e; ++a) add(sends, a, i);
+        }
+        for (std::size_t i = lo; i < hi; ++i) {
+            auto& s = prog.steps[i];
+            auto take = [&](std::uint32_t j) {
+                if (seen[j] == i) return;
+                seen[j] = static_cast<std::uint32_t>(i);
+                s.deps.push_back(j);
+            };
+            const std::size_t a0 = atom(s.offset), a1 = atom(s.offset + s.count);
+            for (std::size_t a = a0; a < a1; ++a) {
+                std::uint32_t k = recvs[a];
+                if (!is_recv(s.kind))  // receives of this round are newer than lo: skipped
+                    while (k != kEnd && pool[k].step >= lo) k = pool[k].next;
+                for (; k != kEnd; k = pool[k].next) take(pool[k].step);
+                if (is_recv(s.kind))
+                    for (k = sends[a]; k != kEnd; k = pool[k].next) take(pool[k].step);
+            }
+            std::sort(s.deps.begin(), s.deps.end());
+            if (is_recv(s.kind))
+                for (std::size_t a = a0; a < a1; ++a) add(recvs, a, i);
+            // A copy nothing else touches first may land in place.
+            prog.direct[i] = s.kind == OpKind::recv_copy && s.deps.empty();
+        }
+    }
+    return prog;
+}
+
+// ------------------------------------------------------------------ policy
+
+void SchedulePolicy::clear() {
+    steps_.clear();
+    dep_off_.assign(1, 0);
+    dependents_.clear();
+    round_start_.clear();
+    round_left_.clear();
+    ranks_.clear();
+    work_.clear();
+    driver_ = nullptr;
+    draining_ = false;
+}
+
+// The rank's steps, its round bounds, and for every step who waits for it
+// (the reverse of ExecProgram::Step::deps, as CSR after the earlier ranks')
+// and the next send to the same peer (sends to a peer go in schedule order).
+Status SchedulePolicy::add_rank(const ExecProgram& prog) {
+    const std::size_t n = prog.steps.size();
+    if (steps_.size() + n >= static_cast<std::size_t>(INT32_MAX))
+        return Status::invalid("schedule: " + std::to_string(steps_.size() + n) + " steps are too many");
+    const std::uint32_t base = static_cast<std::uint32_t>(steps_.size());
+    const int r = static_cast<int>(ranks_.size());
+    Rank rk;
+    rk.round_base = static_cast<std::uint32_t>(round_start_.size());
+    rk.left_base = static_cast<std::uint32_t>(round_left_.size());
+    rk.nrounds = static_cast<int>(prog.round_begin.size()) - 1;
+    for (int k = 0; k <= rk.nrounds; ++k) {
+        round_start_.push_back(base + static_cast<std::uint32_t>(prog.round_begin[static_cast<std::size_t>(k)]));
+        if (k < rk.nrounds)
+            round_left_.push_back(static_cast<std::uint32_t>(prog.round_begin[static_cast<std::size_t>(k) + 1] -
+                                                             prog.round_begin[static_cast<std::size_t>(k)]));
+    }
+    ranks_.push_back(rk);
+
+    int max_peer = -1;
+    for (const auto& st : prog.steps) max_peer = std::max(max_peer, st.peer);
+    last_send_.assign(static_cast<std::size_t>(max_peer + 1), kNone);
+    cnt_.assign(n + 1, 0);
+    std::uint64_t all = dep_off_.back();
+    for (std::size_t i = 0; i < n; ++i) {
+        const ExecProgram::Step& st = prog.steps[i];
+        Step d;
+        d.next_send = kNone;
+        d.round = st.round;
+        d.rank = r;
+        d.kind = st.kind;
+        d.deps_left = static_cast<std::uint32_t>(st.deps.size());
+        const std::uint32_t g = base + static_cast<std::uint32_t>(i);
+        if (st.kind == OpKind::send) {
+            std::uint32_t& last = last_send_[static_cast<std::size_t>(st.peer)];
+            if (last == kNone)
+                d.in_order = true;
+            else
+                steps_[last].next_send = g;
+            last = g;
+        }
+        for (std::uint32_t j : st.deps) ++cnt_[j];
+        all += st.deps.size();
+        steps_.push_back(d);
+    }
+    if (all >= UINT32_MAX) return Status::invalid("schedule: too many step dependencies");
+    std::uint32_t run = dep_off_.back();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t c = cnt_[i];
+        cnt_[i] = run;
+        run += c;
+        dep_off_.push_back(run);
+    }
+    dependents_.resize(run);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::uint32_t j : prog.steps[i].deps) dependents_[cnt_[j]++] = base + static_cast<std::uint32_t>(i);
+    return Status::ok();
+}
+
+std::uint32_t SchedulePolicy::window_begin(int rank) const {
+    const Rank& rk = ranks_[static_cast<std::size_t>(rank)];
+    return round_start_[rk.round_base + static_cast<std::uint32_t>(rk.cur)];
+}
+
+std::uint32_t SchedulePolicy::window_end(int rank) const {
+    const Rank& rk = ranks_[static_cast<std::size_t>(rank)];
+    return round_start_[rk.round_base + static_cast<std::uint32_t>(std::min(rk.nrounds, rk.cur + kWindowRounds))];
+}
+
+void SchedulePolicy::start(ScheduleDriver* driver) {
+    driver_ = driver;
+    for (int r = 0; r < num_ranks(); ++r) {
+        Rank& rk = ranks_[static_cast<std::size_t>(r)];
+        if (rk.nrounds == 0) {
+            rk.done = true;
+            driver_->rank_finished(r);
+            continue;
+        }
+        for (int k = 0; k < std::min(rk.nrounds, kWindowRounds); ++k) enter_round(r, k);
+    }
+    drain();
+}
+
+// Round k of rank r enters the window: its receives are posted, its ready
+// sends too.
+void SchedulePolicy::enter_round(int r, int k) {
+    const Rank& rk = ranks_[static_cast<std::size_t>(r)];
+    const std::uint32_t lo = round_start_[rk.round_base + static_cast<std::uint32_t>(k)];
+    const std::uint32_t hi = round_start_[rk.round_base + static_cast<std::uint32_t>(k) + 1];
+    for (std::uint32_t g = lo; g < hi; ++g) {
+        if (steps_[g].kind != OpKind::send)
+            post_recv(g);
+        else if (sendable(g))
+            post_send(g);
+    }
+}
+
+// Posts send g and, behind it, the sends to the same peer it held back.
+void SchedulePolicy::post_send(std::uint32_t g) {
+    while (true) {
+        Step& s = steps_[g];
+        s.state = State::posted;
+        note(ScheduleEvent::post_send, g);
+        driver_->post_send(g);
+        const std::uint32_t next = steps_[g].next_send;
+        if (next == kNone) return;
+        steps_[next].in_order = true;
+        if (!sendable(next)) return;
+        g = next;
+    }
+}
+
+void SchedulePolicy::post_recv(std::uint32_t g) {
+    steps_[g].state = State::posted;
+    note(ScheduleEvent::post_recv, g);
+    if (!driver_->post_recv(g)) return;
+    steps_[g].state = State::arrived;  // its message was there already
+    note(ScheduleEvent::arrived, g);
+    try_apply(g);
+}
+
+// A received step is applied once its dependencies are finished.
+void SchedulePolicy::try_apply(std::uint32_t g) {
+    Step& s = steps_[g];
+    if (s.state != State::arrived || s.deps_left != 0) return;
+    s.state = State::applying;
+    note(ScheduleEvent::apply, g);
+    if (driver_->apply(g)) work_.push_back(g);
+}
+
+void SchedulePolicy::send_done(std::uint32_t g) {
+    note(ScheduleEvent::send_done, g);
+    work_.push_back(g);
+    if (!draining_) drain();
+}
+
+void SchedulePolicy::arrived(std::uint32_t g) {
+    steps_[g].state = State::arrived;
+    note(ScheduleEvent::arrived, g);
+    try_apply(g);
+    if (!draining_) drain();
+}
+
+void SchedulePolicy::applied(std::uint32_t g) {
+    note(ScheduleEvent::applied, g);
+    work_.push_back(g);
+    if (!draining_) drain();
+}
+
+// Finishes the steps in work_, and whatever that makes ready.
+void SchedulePolicy::drain() {
+    draining_ = true;
+    while (!work_.empty()) {
+        const std::uint32_t g = work_.back();
+        work_.pop_back();
+        Step& s = steps_[g];
+        s.state = State::finished;
+        for (std::uint32_t k = dep_off_[g]; k < dep_off_[g + 1]; ++k) {
+            const std::uint32_t d = dependents_[k];
+            if (--steps_[d].deps_left != 0) continue;
+            if (steps_[d].kind == OpKind::send) {
+                if (sendable(d)) post_send(d);
+            } else {
+                try_apply(d);
+            }
+        }
+        const int r = steps_[g].rank;
+        Rank& rk = ranks_[static_cast<std::size_t>(r)];
+        const int round = steps_[g].round;
+        if (--round_left_[rk.left_base + static_cast<std::uint32_t>(round)] != 0 || round != rk.cur) continue;
+        // The lowest round is done: the window slides (maybe several rounds,
+        // later ones may have finished first).
+        while (rk.cur < rk.nrounds && round_left_[rk.left_base + static_cast<std::uint32_t>(rk.cur)] == 0) {
+            ++rk.cur;
+            const int k = rk.cur + kWindowRounds - 1;
+            if (k < rk.nrounds) enter_round(r, k);
+        }
+        if (rk.cur == rk.nrounds && !rk.done) {
+            rk.done = true;
+            driver_->rank_finished(r);
+        }
+    }
+    draining_ = false;
+}
+
+}  // namespace topoar

@@ -1,0 +1,193 @@
+// topoar engine: the scheduling policy of a rank's schedule, in one place.
+//
+// Two programs decide when the steps of a schedule may go: the host
+// executor (executor.hpp: wall clock, a real Transport) and the cost model's
+// dataflow replay (cost_model.hpp: simulated time, a modelled network).
+// Both compile the schedule here and ask the one SchedulePolicy below which
+// step to post or apply next, so the model predicts what runs; a change to a
+// rule changes both.  tests/unit/test_schedule_policy.cpp replays the model's
+// completion order on the executor and checks that both take the same
+// decisions.
+//
+// The rules (written for plan.hpp's round semantics, executed as a dataflow
+// so ranks are not held in lock-step: measured, a round-synchronous executor
+// loses a rendezvous delay per round boundary):
+//
+//   segments  an operation is cut into steps of at most segment_elems
+//             elements, and no message is larger than kMaxMessageBytes;
+//   window    the rounds [cur, cur + kWindowRounds) of a rank are open, cur
+//             being its lowest unfinished round; a round's receives are all
+//             posted when it enters the window (each into its own scratch
+//             slot, or straight into the buffer when nothing can still read
+//             or write that range);
+//   sends     a send of an open round is posted once the receives of
+//             earlier rounds into its range are applied (it carries final
+//             data) and the earlier sends to the same peer are posted
+//             (messages pair up exactly as the plan built them);
+//   apply     an arrived receive is reduced or copied into the buffer once
+//             earlier writes to its range are applied and the sends that
+//             must read the old value are done (fixed operand order);
+//   finish    a send is finished when the transport completed it, a receive
+//             when it is applied; a round when all its steps are.
+//
+//   round:      r            r+1          r+2          r+3     | r+4
+//              [recv recv | recv recv  | recv       | recv    ]  not posted
+//               send ->dep  send ->dep   send          send      until r is
+//              <------------- window of 4 rounds ----------->   finished
+//
+// The result is the same as running the rounds one after another, with the
+// same operand order per element.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "../plan.hpp"
+#include "../status.hpp"
+
+namespace topoar {
+
+// The PML takes an int count of bytes: every message stays well below 2 GiB.
+constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 30;
+// Rounds open at once per rank (receives posted ahead, sends allowed).
+constexpr int kWindowRounds = 4;
+
+// Elements of one step: segment_elems (0: whole operations) capped so that
+// no message exceeds kMaxMessageBytes.
+std::size_t step_elems(std::size_t segment_elems, std::size_t elem_size);
+// A segment size in bytes as elements: 0 stays 0 (whole operations), else at
+// least one element.
+std::size_t segment_elems_of(std::size_t segment_bytes, std::size_t elem_size);
+
+// One rank's schedule compiled for execution: steps with their
+// dependencies.  Built once per (plan, segment size) and reused per call.
+struct ExecProgram {
+    struct Step {
+        OpKind kind;
+        Operand order;
+        int peer;
+        int round;
+        std::size_t offset, count;       // elements
+        std::size_t slot = 0;            // scratch offset (elements), receives
+        std::vector<std::uint32_t> deps; // steps that must be finished first
+    };
+    std::vector<Step> steps;             // schedule order
+    std::vector<std::size_t> round_begin;// first step of each round (+ end)
+    std::size_t scratch_elems = 0;
+    // Receives that land straight in the buffer: copies with no dependency
+    // (nothing earlier reads or writes their range).
+    std::vector<char> direct;
+};
+
+ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size);
+
+// What the policy asks of whoever moves the data.  Steps are numbered by
+// SchedulePolicy (first_step(rank) + index in the rank's ExecProgram).
+class ScheduleDriver {
+public:
+    virtual ~ScheduleDriver() = default;
+    // Post the receive of `step`.  Returns true when its message is complete
+    // already (it had arrived before): the policy treats it as arrived now.
+    virtual bool post_recv(std::uint32_t step) = 0;
+    virtual void post_send(std::uint32_t step) = 0;
+    // Reduce or copy the received `step` into the buffer.  Returns true when
+    // done; false when the driver calls SchedulePolicy::applied(step) later.
+    virtual bool apply(std::uint32_t step) = 0;
+    // Every step of `rank` is finished.
+    virtual void rank_finished(int /*rank*/) {}
+};
+
+// One decision or completion, as SchedulePolicy saw it (for tests: the
+// executor and the model must produce the same sequence).
+struct ScheduleEvent {
+    enum Kind : std::uint8_t { post_recv, post_send, apply, arrived, send_done, applied };
+    Kind kind;
+    int rank;
+    std::uint32_t step;  // the rank's own step index (ExecProgram order)
+    bool operator==(const ScheduleEvent& o) const { return kind == o.kind && rank == o.rank && step == o.step; }
+    bool operator!=(const ScheduleEvent& o) const { return !(*this == o); }
+};
+const char* to_string(ScheduleEvent::Kind k);
+
+// The state of the steps of one or more ranks (the executor has one, the
+// model all of a plan's), and the rules above.  Event-driven: the driver
+// reports completions, the policy answers with post/apply calls at once.
+// Steps of all ranks live in flat arrays (the model replays millions).
+class SchedulePolicy {
+public:
+    enum class State : std::uint8_t { waiting, posted, arrived, applying, finished };
+
+    // Forgets every rank (keeps the storage for the next call).
+    void clear();
+    // Appends one rank (rank number = ranks added before); its steps are
+    // numbered from num_steps() on.
+    Status add_rank(const ExecProgram& program);
+    // Opens every rank's first window, in rank order.
+    void start(ScheduleDriver* driver);
+
+    // Completions reported by the driver.
+    void send_done(std::uint32_t step);  // the transport finished a send
+    void arrived(std::uint32_t step);    // a posted receive's message is in
+    void applied(std::uint32_t step);    // an apply() that returned false is done
+
+    int num_ranks() const { return static_cast<int>(ranks_.size()); }
+    std::uint32_t num_steps() const { return static_cast<std::uint32_t>(steps_.size()); }
+    std::uint32_t first_step(int rank) const { return round_start_[ranks_[static_cast<std::size_t>(rank)].round_base]; }
+    State state(std::uint32_t step) const { return steps_[step].state; }
+    bool done(int rank) const { return ranks_[static_cast<std::size_t>(rank)].done; }
+    int current_round(int rank) const { return ranks_[static_cast<std::size_t>(rank)].cur; }
+    // The steps of the open rounds of `rank`: [window_begin, window_end).
+    std::uint32_t window_begin(int rank) const;
+    std::uint32_t window_end(int rank) const;
+
+    // Records every decision and completion into *trace (nullptr: off).
+    void set_trace(std::vector<ScheduleEvent>* trace) { trace_ = trace; }
+
+private:
+    struct Step {
+        std::uint32_t next_send = 0;  // send: the rank's next send to the same peer (kNone)
+        std::uint32_t deps_left = 0;  // dependencies not finished yet
+        std::int32_t round = 0;       // the rank's round index
+        std::int32_t rank = 0;
+        OpKind kind = OpKind::send;
+        State state = State::waiting;
+        bool in_order = false;        // send: the earlier sends to its peer are posted
+    };
+    struct Rank {
+        std::uint32_t round_base = 0;  // its rounds' first steps in round_start_ (and the end)
+        std::uint32_t left_base = 0;   // its rounds in round_left_
+        int nrounds = 0;
+        int cur = 0;                   // lowest round not finished
+        bool done = false;
+    };
+
+    bool sendable(std::uint32_t g) const {
+        const Step& s = steps_[g];
+        return s.state == State::waiting && s.in_order && s.deps_left == 0 &&
+               s.round < ranks_[static_cast<std::size_t>(s.rank)].cur + kWindowRounds;
+    }
+    void enter_round(int rank, int round);
+    void post_send(std::uint32_t g);
+    void post_recv(std::uint32_t g);
+    void try_apply(std::uint32_t g);
+    void drain();
+    void note(ScheduleEvent::Kind k, std::uint32_t g) {
+        if (trace_) {
+            const int r = steps_[g].rank;
+            trace_->push_back(ScheduleEvent{k, r, g - first_step(r)});
+        }
+    }
+
+    std::vector<Step> steps_;
+    std::vector<std::uint32_t> dep_off_{0}, dependents_;  // CSR: who waits for each step
+    std::vector<std::uint32_t> round_start_, round_left_;
+    std::vector<Rank> ranks_;
+    std::vector<std::uint32_t> work_;  // steps finishing now
+    std::vector<std::uint32_t> last_send_, cnt_;  // add_rank scratch
+    ScheduleDriver* driver_ = nullptr;
+    bool draining_ = false;
+    std::vector<ScheduleEvent>* trace_ = nullptr;
+};
+
+}  // namespace topoar

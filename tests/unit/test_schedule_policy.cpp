@@ -1,0 +1,339 @@
+// The executor and the cost model take the same scheduling decisions
+// (common/exec/schedule_policy.hpp).
+//
+// The model replays a plan on a topology and records, per rank, every
+// decision (post a receive, post a send, apply a segment) and every
+// completion (a message arrived, a send finished, an apply finished) in
+// the order it took them.  Each rank's schedule is then run by the real
+// Executor over a scripted transport that completes a request exactly
+// where the model's record has that completion next: same completions at
+// the same points.  The executor's own record must equal the model's, and
+// the transport checks that the executor really posted what it recorded.
+//
+// The reductions cost nothing in these replays (gamma = 0): the executor
+// reduces synchronously, while the model puts a reduction on the rank's CPU
+// and meanwhile lets the rank react to other completions (a difference of
+// timing the model accepts; docs/cost-model.md).
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cost_model.hpp"
+#include "engine.hpp"
+#include "executor.hpp"
+#include "fake_transport.hpp"
+#include "planners.hpp"
+
+// cmocka last: its macros (fail, ...) clash with the C++ headers.
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+}
+
+#include "cluster_fixtures.hpp"
+
+using namespace topoar;
+using namespace topoar_test;
+
+namespace {
+
+std::size_t g_early = 0;  // receives whose message was there when posted
+
+std::string show(const std::vector<ScheduleEvent>& t, std::size_t at) {
+    std::string s;
+    for (std::size_t i = at >= 3 ? at - 3 : 0; i < t.size() && i < at + 4; ++i)
+        s += std::string(i == at ? " >" : "  ") + to_string(t[i].kind) + "(" + std::to_string(t[i].step) + ")";
+    return s;
+}
+
+bool is_completion(const ScheduleEvent& e) {
+    return e.kind == ScheduleEvent::arrived || e.kind == ScheduleEvent::send_done;
+}
+
+// Completes a request when the model's record, at the point the executor's
+// record has reached, says that this request completes next.
+class ScriptedTransport final : public Transport {
+public:
+    ScriptedTransport(const ExecProgram& prog, int nranks, const std::vector<ScheduleEvent>& model,
+                      const std::vector<ScheduleEvent>& executor)
+        : model_(model), exec_(executor), sends_(static_cast<std::size_t>(nranks)),
+          recvs_(static_cast<std::size_t>(nranks)), next_send_(static_cast<std::size_t>(nranks), 0),
+          next_recv_(static_cast<std::size_t>(nranks), 0), prog_(prog) {
+        for (std::uint32_t i = 0; i < prog.steps.size(); ++i)
+            (prog.steps[i].kind == OpKind::send ? sends_ : recvs_)[static_cast<std::size_t>(prog.steps[i].peer)]
+                .push_back(i);
+    }
+
+    Status isend(const void*, std::size_t bytes, int peer, Request* req) override {
+        return post(sends_, next_send_, ScheduleEvent::post_send, bytes, peer, req);
+    }
+    Status irecv(void*, std::size_t bytes, int peer, Request* req) override {
+        return post(recvs_, next_recv_, ScheduleEvent::post_recv, bytes, peer, req);
+    }
+    Status wait(Request*) override { return Status::internal("scripted transport: wait() not expected"); }
+    Status test(Request* req, bool* done) override {
+        const std::uint32_t step = *static_cast<std::uint32_t*>(*req);
+        const std::size_t at = exec_.size();
+        *done = at < model_.size() && is_completion(model_[at]) && model_[at].step == step;
+        if (*done) {
+            delete static_cast<std::uint32_t*>(*req);
+            *req = nullptr;
+            --live_;
+            idle_ = 0;
+        } else if (idle_ > 10000) {
+            return Status(Code::transport_error, "scripted transport: stuck; model's record at the executor's point:" +
+                                                     show(model_, at));
+        }
+        return Status::ok();
+    }
+    void progress() override { ++idle_; }
+    Status cancel(Request* req) override {
+        delete static_cast<std::uint32_t*>(*req);
+        *req = nullptr;
+        --live_;
+        return Status::ok();
+    }
+
+    const std::vector<ScheduleEvent>& posted() const { return posted_; }
+    int live() const { return live_; }
+
+private:
+    // The k-th post to a peer is that peer's k-th step of its kind: the
+    // executor must post in schedule order per peer.
+    Status post(const std::vector<std::vector<std::uint32_t>>& steps, std::vector<std::size_t>& next,
+                ScheduleEvent::Kind kind, std::size_t bytes, int peer, Request* req) {
+        auto& k = next[static_cast<std::size_t>(peer)];
+        if (k >= steps[static_cast<std::size_t>(peer)].size())
+            return Status::internal("scripted transport: more posts to a peer than steps");
+        const std::uint32_t step = steps[static_cast<std::size_t>(peer)][k++];
+        if (bytes != prog_.steps[step].count * 8) return Status::internal("scripted transport: wrong size");
+        posted_.push_back(ScheduleEvent{kind, 0, step});
+        *req = new std::uint32_t(step);
+        ++live_;
+        return Status::ok();
+    }
+
+    const std::vector<ScheduleEvent>& model_;
+    const std::vector<ScheduleEvent>& exec_;
+    std::vector<std::vector<std::uint32_t>> sends_, recvs_;
+    std::vector<std::size_t> next_send_, next_recv_;
+    const ExecProgram& prog_;
+    std::vector<ScheduleEvent> posted_;
+    int live_ = 0;
+    long idle_ = 0;
+};
+
+class NullReducer final : public Reducer {
+public:
+    void reduce(const void*, void*, std::size_t) override {}
+};
+
+// Replays every rank of `plan` on the executor against the model's record;
+// returns the number of events compared.
+std::size_t expect_same_decisions(const Topology& topo, const Plan& plan, const CostParams& params,
+                                  const char* what) {
+    const std::size_t elem = 8;
+    std::vector<ScheduleEvent> model;
+    Prediction pred;
+    Status s = predict(topo, plan, elem, params, &pred, &model);
+    if (!s) fail_msg("%s: %s", what, s.message().c_str());
+    std::size_t compared = 0;
+    for (int r = 0; r < plan.nranks; ++r) {
+        std::vector<ScheduleEvent> mine;  // the model's record of rank r
+        for (const auto& e : model)
+            if (e.rank == r) mine.push_back(ScheduleEvent{e.kind, 0, e.step});
+        ExecProgram prog = compile_schedule(plan.of(r), segment_elems_of(params.segment_bytes, elem), elem);
+        std::vector<ScheduleEvent> exec;
+        ScriptedTransport t(prog, plan.nranks, mine, exec);
+        NullReducer red;
+        Executor ex;
+        ex.set_trace(&exec);
+        std::vector<char> buf(plan.count * elem), scratch(prog.scratch_elems * elem + 1);
+        s = ex.run(prog, buf.data(), scratch.data(), elem, t, red);
+        if (!s) fail_msg("%s, rank %d: executor: %s", what, r, s.message().c_str());
+        if (t.live() != 0) fail_msg("%s, rank %d: %d requests left posted", what, r, t.live());
+        for (std::size_t i = 0; i < mine.size() || i < exec.size(); ++i)
+            if (i >= mine.size() || i >= exec.size() || mine[i] != exec[i])
+                fail_msg("%s, rank %d: decisions differ at event %zu of %zu/%zu\n  model:   %s\n  executor:%s", what,
+                         r, i, mine.size(), exec.size(), show(mine, i).c_str(), show(exec, i).c_str());
+        // What the executor recorded is what it posted.
+        std::vector<ScheduleEvent> posts;
+        for (const auto& e : exec)
+            if (e.kind == ScheduleEvent::post_send || e.kind == ScheduleEvent::post_recv) posts.push_back(e);
+        if (posts != t.posted()) fail_msg("%s, rank %d: the transport saw other posts than recorded", what, r);
+        compared += mine.size();
+        for (std::size_t i = 0; i + 1 < mine.size(); ++i)
+            if (mine[i].kind == ScheduleEvent::post_recv && mine[i + 1].kind == ScheduleEvent::arrived &&
+                mine[i + 1].step == mine[i].step)
+                ++g_early;
+    }
+    return compared;
+}
+
+CostParams zero_gamma() {
+    CostParams p;
+    p.gamma = 0;
+    return p;
+}
+
+Plan plan_of(Algorithm alg, const Topology& topo, std::size_t count, std::size_t pipeline_elems) {
+    PlanOptions opts;
+    opts.pipeline_elems = pipeline_elems;
+    Plan plan;
+    Status s = Engine::make_plan(alg, topo, count, -1, opts, &plan);
+    if (!s) fail_msg("%s: %s", algorithm_name(alg), s.message().c_str());
+    return plan;
+}
+
+const Algorithm kAlgs[] = {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::hring, Algorithm::flexreduce,
+                           Algorithm::tree};
+
+// The planners' schedules on the emulated clusters' fixtures: eager and
+// rendezvous sizes, segmented and pipelined.
+void test_fixtures_same_decisions(void** state) {
+    (void)state;
+    const Topology topos[] = {cluster_2_3(), cluster_two_racks()};
+    std::size_t events = 0;
+    g_early = 0;
+    for (const Topology& topo : topos)
+        for (Algorithm alg : kAlgs)
+            for (std::size_t count : {std::size_t(3), std::size_t(1000), std::size_t(40000)}) {
+                CostParams p = zero_gamma();
+                p.segment_bytes = 4096;
+                p.eager_bytes = 16384;
+                p.handshake_queue_delay = 30e-6;
+                Plan plan = plan_of(alg, topo, count, 1024);
+                std::string what = std::string(algorithm_name(alg)) + " on " + std::to_string(topo.num_ranks()) +
+                                   " ranks, " + std::to_string(count) + " elements";
+                events += expect_same_decisions(topo, plan, p, what.c_str());
+            }
+    std::printf("  %zu events compared, %zu early arrivals\n", events, g_early);
+    assert_true(g_early > 0);  // the path where a posted receive completes at once is covered
+}
+
+// Random machines (link speeds and latencies per link, host sizes) and
+// model parameters: the completions come in other orders.
+void test_random_orders_same_decisions(void** state) {
+    (void)state;
+    std::mt19937 rng(20240611);
+    auto uni = [&rng](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    std::size_t events = 0;
+    g_early = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+        TopologyBuilder b;
+        const int racks = 1 + static_cast<int>(rng() % 3);
+        int next = 0;
+        for (int k = 0; k < racks; ++k) {
+            int parent = racks > 1 ? b.add(b.root(), Level::rack, "r" + std::to_string(k), {uni(1e7, 1e9), uni(1e-6, 5e-5)})
+                                   : b.root();
+            const int hosts = 1 + static_cast<int>(rng() % 4);
+            for (int h = 0; h < hosts; ++h) {
+                int host = b.add(parent, Level::node, "n" + std::to_string(k) + "_" + std::to_string(h),
+                                 {uni(1e7, 1e9), uni(1e-6, 5e-5)});
+                const int ranks = 1 + static_cast<int>(rng() % 4);
+                for (int g = 0; g < ranks; ++g) b.add_rank(host, next++, {uni(1e8, 1e10), uni(1e-7, 2e-6)});
+            }
+        }
+        if (next < 2) b.add_rank(b.add(b.root(), Level::node, "extra", {1e8, 1e-5}), next++, {1e9, 1e-6});
+        Topology topo;
+        Status s = b.build(&topo);
+        if (!s) fail_msg("%s", s.message().c_str());
+        CostParams p = zero_gamma();
+        const std::size_t segs[] = {0, 512, 4096, 32768};
+        const std::size_t eagers[] = {0, 2048, 65536};
+        p.segment_bytes = segs[rng() % 4];
+        p.eager_bytes = eagers[rng() % 3];
+        p.overhead = uni(0, 5e-6);
+        p.handshake_queue_delay = uni(0, 1e-4);
+        const Algorithm alg = kAlgs[rng() % 5];
+        const std::size_t count = 1 + rng() % 100000;
+        Plan plan = plan_of(alg, topo, count, rng() % 2 ? 0 : 256);
+        std::string what = "trial " + std::to_string(trial) + " (" + algorithm_name(alg) + ", " +
+                           std::to_string(next) + " ranks, " + std::to_string(count) + " elements)";
+        events += expect_same_decisions(topo, plan, p, what.c_str());
+    }
+    std::printf("  %zu events compared, %zu early arrivals\n", events, g_early);
+    assert_true(g_early > 0);  // the path where a posted receive completes at once is covered
+}
+
+// A transport failure is final and clean: the executor cancels every
+// request it still has posted and says where it failed.  The fake network
+// breaks at the n-th call of any rank, so every rank stops sooner or later.
+void test_failure_leaves_nothing_posted(void** state) {
+    (void)state;
+    const int p = 4;
+    const std::size_t count = 1000, seg = 16;
+    int failed_ranks = 0, cancelled = 0;
+    for (long n : {1L, 2L, 3L, 7L, 30L, 100L, 400L, 2000L}) {
+        FakeNetwork net(p);
+        net.fail_after(n);
+        std::vector<std::string> errors(p);
+        std::vector<int> left(p, -1), cancels(p, 0);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < p; ++r)
+            threads.emplace_back([&, r] {
+                Plan plan = plan_ring(p, count, r);
+                std::vector<std::uint64_t> buf(count, 1);
+                FakeTransport t(net, r);
+                NullReducer red;
+                Executor ex;
+                Status s = ex.run(plan.of(r), buf.data(), nullptr, 8, seg, t, red);
+                if (!s) errors[static_cast<std::size_t>(r)] = s.message();
+                left[static_cast<std::size_t>(r)] = t.outstanding();
+                cancels[static_cast<std::size_t>(r)] = t.cancelled();
+            });
+        for (auto& t : threads) t.join();
+        for (int r = 0; r < p; ++r) {
+            const std::string& e = errors[static_cast<std::size_t>(r)];
+            if (left[static_cast<std::size_t>(r)] != 0)
+                fail_msg("fail_after(%ld), rank %d: %d requests left posted (%s)", n, r,
+                         left[static_cast<std::size_t>(r)], e.c_str());
+            if (e.empty()) continue;
+            ++failed_ranks;
+            cancelled += cancels[static_cast<std::size_t>(r)];
+            // Names the call, the step, its peer and size, and the cause.
+            const bool named = (e.find("isend of step") != std::string::npos ||
+                                e.find("irecv of step") != std::string::npos ||
+                                e.find("test of step") != std::string::npos) &&
+                               e.find("peer ") != std::string::npos && e.find(" bytes") != std::string::npos &&
+                               e.find("injected") != std::string::npos;
+            if (!named) fail_msg("fail_after(%ld), rank %d: message does not say where: %s", n, r, e.c_str());
+        }
+    }
+    assert_true(failed_ranks > 0);
+    assert_true(cancelled > 0);  // requests were posted when the failures came, and were cancelled
+}
+
+// TOPOAR_TRY notes where a failure passed, without changing the message.
+Status inner_failure() { return Status::invalid("bad thing"); }
+Status outer_call() {
+    TOPOAR_TRY(inner_failure());
+    return Status::ok();
+}
+
+void test_try_notes_location(void** state) {
+    (void)state;
+    Status s = outer_call();
+    assert_false(s.is_ok());
+    assert_string_equal(s.message().c_str(), "bad thing");
+    assert_true(s.where().find("test_schedule_policy.cpp:") == 0);
+    assert_true(s.where().find("(outer_call)") != std::string::npos);
+    assert_true(s.describe().find("bad thing [at test_schedule_policy.cpp:") == 0);
+}
+
+}  // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures_same_decisions),
+        cmocka_unit_test(test_random_orders_same_decisions),
+        cmocka_unit_test(test_failure_leaves_nothing_posted),
+        cmocka_unit_test(test_try_notes_location),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
