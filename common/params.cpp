@@ -43,6 +43,12 @@ Status parse_algorithm(const std::string& v, Algorithm* out) {
 std::vector<ParamInfo> make_table() {
     using T = ParamType;
     const std::string order = algorithm_names(model_candidates());
+    std::string aliases;
+    for (Algorithm a : concrete_algorithms())
+        if (algorithm_info(a).alias)
+            aliases += std::string(aliases.empty() ? " Deprecated names: " : ", ") + algorithm_info(a).alias +
+                       " (now " + algorithm_name(a) + ")";
+    if (!aliases.empty()) aliases += ".";
     // Rows in ompi_info's order.  Types, defaults, levels and help texts
     // are what users see; keep them stable.
     return {
@@ -50,7 +56,7 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_algorithm(v, &c->algorithm); },
          "Force one MPI_Allreduce algorithm (auto: choose per message size and topology). "
          "Must be the same on all ranks. Settable through MPI_T at run time (topoar_tune does): "
-         "applies to communicators set up afterwards."},
+         "applies to communicators set up afterwards." + aliases},
         {"segment_size", T::size, "32768", 5, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->segment_size); },
          "Largest message in bytes: transfers are cut into segments of this size that flow independently "

@@ -191,7 +191,7 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
         if (bad_param >= 0) {
             /* Every rank found the same mismatch in the same gathered data. */
             report_mismatch(comm, &conf, bad_param, bad_rank, !told || cm->verbose >= 1);
-            told = told || rank == bad_rank;
+            told = true;
         } else if (rank == first_failed && NULL != problem && (!told || cm->verbose >= 1)) {
             told = true;
             opal_output(0, "coll:topoar: set-up failed on %s (rank %d): %s; using the previous "
