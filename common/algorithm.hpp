@@ -1,27 +1,95 @@
-// topoar engine: the all-reduce algorithms it knows, by name and number.
+// topoar engine: the all-reduce algorithms it knows — one table.
+//
+// Everything else reads this table: the C++ enum below, the C accessors of
+// topoar_engine.h (topoar_algorithm_count/_info/_name/_from_name), the
+// coll_topoar_allreduce_algorithm MCA enum and the MPI_T last_algorithm
+// description the glue builds from them, Engine::make_plan, the cost-model
+// table's candidates and their simplicity order, rules-file names and the
+// tools' lists.  Adding an algorithm: its planner file, one row here, its
+// tests, its docs.
 //
 // The numbers are part of the user interface: they are the values of the
 // coll_topoar_allreduce_algorithm MCA enum and of the
 // coll_topoar_allreduce_last_algorithm MPI_T variable.  Never renumber.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
+
+#include "status.hpp"
 
 namespace topoar {
 
+class Topology;
+struct PlanOptions;
+struct Plan;
+
+// One row per algorithm:
+//   X(number, identifier, name, deprecated alias or nullptr, planner,
+//     simplicity, multi_host, description)
+// planner     a function with PlannerFn's signature, in namespace topoar
+//             (declared from this table; no_planner for auto)
+// simplicity  place in the cost model's order of preference (fewer
+//             messages first; a later candidate must beat every earlier one
+//             by coll_topoar_model_margin); -1: not a table candidate
+// multi_host  shaped for several hosts: on one host it degenerates to its
+//             flat form
+// description one line for people (topoar_info, docs, MCA help)
+#define TOPOAR_ALGORITHMS(X)                                                                                   \
+    X(0, automatic, "auto", nullptr, no_planner, -1, false,                                                     \
+      "choose per message size and communicator: rules file, then the cost-model table, then the built-in "    \
+      "choice")                                                                                                 \
+    X(1, ring, "ring", nullptr, plan_ring_algorithm, 4, false,                                                  \
+      "flat ring reduce-scatter + all-gather in topology order; 2(p-1) rounds, bandwidth-optimal")             \
+    X(2, leader, "leader", "recursive_doubling", plan_leader, 0, true,                                         \
+      "reduce to a leader per host, leaders exchange by recursive doubling or a tree, broadcast inside the "   \
+      "host; on one host plain recursive doubling (latency algorithm)")                                        \
+    X(3, hring, "hring", nullptr, plan_hring, 3, true,                                                          \
+      "hierarchical ring: p1 x p2 x ... x ph rings along the topology levels")                                 \
+    X(4, flexreduce, "flexreduce", nullptr, plan_flexreduce, 2, true,                                           \
+      "FlexReduce: uneven reduce-scatter/all-gather over the topology tree")                                    \
+    X(5, tree, "tree", nullptr, plan_tree, 1, true,                                                             \
+      "aggregation trees (RAT): K rotating trees, one aggregator per oversubscribed region")
+
 enum class Algorithm : int {
-    automatic = 0,           // "auto": the decision table picks
-    ring = 1,                // flat ring reduce-scatter + all-gather
-    recursive_doubling = 2,  // latency-optimal butterfly for small messages
-    hring = 3,               // hierarchical ring (p1 x p2 x ... x ph)
-    flexreduce = 4,          // FlexReduce over the topology tree
-    tree = 5,                // aggregation trees (RAT), K rotating trees
+#define TOPOAR_ALG_ENUM_(num, ident, ...) ident = num,
+    TOPOAR_ALGORITHMS(TOPOAR_ALG_ENUM_)
+#undef TOPOAR_ALG_ENUM_
 };
 
-constexpr int kNumAlgorithms = 6;
+#define TOPOAR_ALG_COUNT_(...) +1
+constexpr int kNumAlgorithms = 0 TOPOAR_ALGORITHMS(TOPOAR_ALG_COUNT_);
+#undef TOPOAR_ALG_COUNT_
 
-const char* algorithm_name(Algorithm a);
-// Parses a name ("ring", "auto", ...); returns false for an unknown one.
+// Every planner: a pure function of (topology, count, options); only_rank as
+// in PlanBuilder.  Engine::make_plan calls the table's.
+using PlannerFn = Status (*)(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                             Plan* out);
+
+struct AlgorithmInfo {
+    Algorithm id;
+    const char* name;
+    const char* alias;  // deprecated name still accepted, or nullptr
+    PlannerFn plan;
+    int simplicity;
+    bool multi_host;
+    const char* description;
+};
+
+// The table, indexed by number (row i has id i).
+const AlgorithmInfo& algorithm_info(Algorithm a);
+const AlgorithmInfo* algorithm_table();  // kNumAlgorithms rows
+
+const char* algorithm_name(Algorithm a);  // "unknown" outside the table
+// Parses a name or a deprecated alias ("ring", "auto", "recursive_doubling",
+// ...); returns false for an unknown one.
 bool algorithm_from_name(const std::string& name, Algorithm* out);
+// The cost-model table's candidates, simplest first.
+std::vector<Algorithm> model_candidates();
+// Every algorithm but auto, by number.
+std::vector<Algorithm> concrete_algorithms();
+// "a, b, c" of names (for usage and error messages).
+std::string algorithm_names(const std::vector<Algorithm>& algs);
 
 }  // namespace topoar

@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "exec/schedule_policy.hpp"
+#include "params.hpp"
 #include "plan.hpp"
 #include "status.hpp"
 #include "topology.hpp"
@@ -85,9 +86,9 @@ struct CostParams {
     // Seconds per byte reduced by one rank (1 / reduction throughput).
     // Default: 5 GB/s, one core summing doubles from cache-cold memory.
     double gamma = 0.2e-9;
-    // The executor's segment size (EngineConfig::segment_bytes); 0 = whole
-    // operations are single messages.
-    std::size_t segment_bytes = 32 * 1024;
+    // The executor's segment size (EngineConfig::segment_size, default
+    // from the parameter table); 0 = whole operations are single messages.
+    std::size_t segment_bytes = default_segment_size();
     // Messages up to this size are sent eagerly; larger ones start when the
     // receiver has posted the receive.
     std::size_t eager_bytes = 64 * 1024;

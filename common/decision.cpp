@@ -128,11 +128,7 @@ std::vector<std::string> rule_fields(const Rule& r) {
     return f;
 }
 
-std::string algorithm_list() {
-    std::string list;
-    for (int i = 1; i < kNumAlgorithms; ++i) list += std::string(i > 1 ? ", " : "") + algorithm_name(static_cast<Algorithm>(i));
-    return list;
-}
+std::string algorithm_list() { return algorithm_names(concrete_algorithms()); }
 
 // One rule line (already split into words) -> Rule.  Errors without the
 // "origin:line: " prefix.

@@ -6,10 +6,10 @@
 // sizes, predicts each plan with the dataflow cost model (cost_model.hpp),
 // and keeps the fastest per size:
 //
-//   size       8    32   ...  8K   32K  128K ...  8M   32M  64M
-//   fastest    rd   rd        rd   tree tree     tree hring hring
+//   size       8      32   ...  8K     32K  128K ...  8M   32M  64M
+//   fastest    leader leader    leader tree tree     tree hring hring
 //
-//   rules      [0, 16K) rd  |  [16K, 16M) tree  |  [16M, inf) hring
+//   rules      [0, 16K) leader  |  [16K, 16M) tree  |  [16M, inf) hring
 //              boundaries at the geometric midpoint of two measured sizes
 //              whose winners differ; equal neighbours merged; the first
 //              range starts at 0, the last one is open when its winner
@@ -41,6 +41,7 @@
 #include "algorithm.hpp"
 #include "cost_model.hpp"
 #include "decision.hpp"
+#include "params.hpp"
 #include "planners.hpp"
 #include "status.hpp"
 #include "topology.hpp"
@@ -50,7 +51,7 @@ namespace topoar {
 struct DefaultTableOptions {
     // Plans are built for elements of this size (the engine's plan options
     // for it: Engine::plan_options(elem_size)); the model's segment size
-    // should be the engine's (EngineConfig::segment_bytes).
+    // should be the engine's (EngineConfig::segment_size).
     std::size_t elem_size = 4;
     PlanOptions plan;
     CostParams model;
@@ -59,13 +60,12 @@ struct DefaultTableOptions {
     std::size_t min_bytes = 8;
     std::size_t max_bytes = std::size_t(64) << 20;
     unsigned size_factor = 4;
-    // In order of preference for ties: the latency algorithm first, the
-    // flat ring last.
-    std::vector<Algorithm> candidates = {Algorithm::recursive_doubling, Algorithm::tree, Algorithm::flexreduce,
-                                         Algorithm::hring, Algorithm::ring};
+    // In order of preference for ties: the algorithm table's simplicity
+    // order (algorithm.hpp), the latency algorithm first, the flat ring last.
+    std::vector<Algorithm> candidates = model_candidates();
     // A candidate must be predicted faster than an earlier one by more than
-    // this fraction to win (EngineConfig::model_margin).
-    double min_gain = 0.15;
+    // this fraction to win (EngineConfig::model_margin; its default).
+    double min_gain = default_model_margin();
     // Predictions this close count as equal (the bandwidth-regime tie
     // rule in build_default_table).
     static constexpr double kTie = 0.02;

@@ -2,12 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
-#include "planner_flex.hpp"
-#include "planner_hring.hpp"
-#include "planner_tree.hpp"
 #include "planners.hpp"
-#include "units.hpp"
 
 namespace topoar {
 
@@ -20,36 +17,16 @@ constexpr std::size_t kMaxCachedPlans = 64;
 
 Engine::Engine(int rank, int size, EngineConfig cfg) : rank_(rank), size_(size), cfg_(std::move(cfg)) {}
 
-namespace {
-
-// "BANDWIDTH[,LATENCY]" (an MCA parameter) over a default link.
-Status apply_link(const std::string& text, const char* param, Link* link) {
-    if (text.empty()) return Status::ok();
-    std::size_t comma = text.find(',');
-    std::string bw = text.substr(0, comma);
-    Status s = parse_bandwidth(bw, &link->bandwidth);
-    if (s && comma != std::string::npos) s = parse_latency(text.substr(comma + 1), &link->latency);
-    if (!s) return Status::invalid(std::string("coll_topoar_") + param + " '" + text + "': " + s.message());
-    return Status::ok();
+EngineConfig::EngineConfig() {
+    for (const ParamInfo& p : param_table()) {
+        Status s = set_param(this, p.name, p.default_value);
+        if (!s) throw std::logic_error("parameter table default: " + s.message());
+    }
 }
-
-}  // namespace
 
 const char* const Engine::kHandDownReason = "auto on a single-node communicator: the previous module is used";
 
 Status Engine::setup(const std::vector<RankInfo>& ranks) {
-    TOPOAR_TRY(apply_link(cfg_.socket_link, "socket_link", &cfg_.discovery.default_socket));
-    TOPOAR_TRY(apply_link(cfg_.node_link, "node_link", &cfg_.discovery.default_node));
-    TOPOAR_TRY(apply_link(cfg_.rack_link, "rack_link", &cfg_.discovery.default_rack));
-    TOPOAR_TRY(apply_link(cfg_.spine_link, "spine_link", &cfg_.discovery.default_spine));
-    if (!cfg_.model_overhead_text.empty()) {
-        Status s = parse_latency(cfg_.model_overhead_text, &cfg_.model_overhead);
-        if (!s) return Status::invalid("coll_topoar_model_overhead '" + cfg_.model_overhead_text + "': " + s.message());
-    }
-    if (!cfg_.model_margin_text.empty()) {
-        Status s = parse_fraction(cfg_.model_margin_text, &cfg_.model_margin);
-        if (!s) return Status::invalid("coll_topoar_model_margin '" + cfg_.model_margin_text + "': " + s.message());
-    }
     if (static_cast<int>(ranks.size()) != size_)
         return Status::internal("setup: got " + std::to_string(ranks.size()) + " rank records for " +
                                 std::to_string(size_) + " ranks");
@@ -63,7 +40,7 @@ Status Engine::setup(const std::vector<RankInfo>& ranks) {
     // configuration, which every rank has alike: no communication needed.
     // Not for one host when auto hands those down anyway.
     if (cfg_.algorithm == Algorithm::automatic && cfg_.model_table && size_ > 1 &&
-        !(cfg_.single_node_hand_down && shape_.nodes <= 1)) {
+        !(cfg_.single_node_fallback && shape_.nodes <= 1)) {
         auto t0 = std::chrono::steady_clock::now();
         TOPOAR_TRY(build_default_table(topology_, table_options(cfg_), &model_table_, &model_report_));
         model_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -76,7 +53,7 @@ Status Engine::setup(const std::vector<RankInfo>& ranks) {
 // small messages, aggregation trees above; both measured best on the
 // emulated clusters of docs/performance.md.
 Algorithm Engine::builtin_choice(std::size_t bytes) const {
-    return bytes <= cfg_.small_msg_bytes ? Algorithm::recursive_doubling : Algorithm::tree;
+    return bytes <= cfg_.small_msg_size ? Algorithm::leader : Algorithm::tree;
 }
 
 const char* origin_name(Origin o) {
@@ -113,7 +90,7 @@ Decision Engine::decide(std::size_t bytes, MemType mem) const {
     }
     // Host buffers on one host go to the previous module (tuned's
     // shared-memory algorithms); device buffers cannot go there unstaged.
-    if (ready_ && cfg_.single_node_hand_down && shape_.nodes <= 1 && mem == MemType::host) {
+    if (ready_ && cfg_.single_node_fallback && shape_.nodes <= 1 && mem == MemType::host) {
         d.origin = Origin::hand_down;
         return d;
     }
@@ -132,7 +109,7 @@ namespace {
 
 PlanOptions plan_options_for(const EngineConfig& cfg, std::size_t elem_size) {
     PlanOptions o;
-    o.pipeline_elems = cfg.pipeline_bytes ? std::max<std::size_t>(1, cfg.pipeline_bytes / elem_size) : 0;
+    o.pipeline_elems = cfg.pipeline_size ? std::max<std::size_t>(1, cfg.pipeline_size / elem_size) : 0;
     o.num_trees = cfg.num_trees;
     o.factors = cfg.hring_factors;
     return o;
@@ -146,7 +123,7 @@ DefaultTableOptions Engine::table_options(const EngineConfig& cfg) {
     DefaultTableOptions o;
     o.elem_size = 4;  // float, the common case; plans differ by rounding only
     o.plan = plan_options_for(cfg, o.elem_size);
-    o.model.segment_bytes = cfg.segment_bytes;
+    o.model.segment_bytes = cfg.segment_size;
     o.model.overhead = cfg.model_overhead;
     o.min_gain = cfg.model_margin;
     // Sizes 8 B, 32 B, ... 2 MiB: by 2 MiB every plan is deep in the
@@ -158,37 +135,13 @@ DefaultTableOptions Engine::table_options(const EngineConfig& cfg) {
 
 Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank,
                          const PlanOptions& opts, Plan* out) {
-    (void)opts;
-    const int p = topo.num_ranks();
-    switch (alg) {
-    case Algorithm::ring: {
-        // Ring order = the topology's leaf order, so ranks sharing a node
-        // (and racks) sit next to each other on the ring.
-        std::vector<int> order = topo.ranks_in_tree_order(topo.root());
-        *out = plan_ring(p, count, only_rank, order);
-        return Status::ok();
-    }
-    case Algorithm::recursive_doubling:
-        // The latency algorithm.  Across hosts: reduce inside each host to a
-        // leader, exchange among leaders (recursive doubling or a tree,
-        // whichever takes fewer rounds), broadcast inside the host, so
-        // every slow link is crossed by one message per round.
-        if (topo.nodes_at(Level::node).size() > 1) {
-            TOPOAR_TRY(plan_leader_tree(topo, count, only_rank, opts, out));
-            out->algorithm = Algorithm::recursive_doubling;
-            return Status::ok();
-        }
-        *out = plan_recursive_doubling(p, count, only_rank);
-        return Status::ok();
-    case Algorithm::tree:
-        return plan_tree(topo, count, only_rank, opts, out);
-    case Algorithm::flexreduce:
-        return plan_flexreduce(topo, count, only_rank, opts, out);
-    case Algorithm::hring:
-        return plan_hring(topo, count, only_rank, opts, out);
-    default:
-        return Status::unsupported(std::string("algorithm '") + algorithm_name(alg) + "' is not available yet");
-    }
+    const int i = static_cast<int>(alg);
+    if (i <= 0 || i >= kNumAlgorithms)
+        return Status::unsupported("algorithm number " + std::to_string(i) + " is not a planning algorithm");
+    const AlgorithmInfo& a = algorithm_info(alg);
+    TOPOAR_TRY(a.plan(topo, count, only_rank, opts, out));
+    out->algorithm = alg;
+    return Status::ok();
 }
 
 Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
@@ -225,7 +178,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         return Status::ok();
     }
     Algorithm alg = d.algorithm;
-    std::size_t segment = d.has_segment ? d.segment_bytes : cfg_.segment_bytes;
+    std::size_t segment = d.has_segment ? d.segment_bytes : cfg_.segment_size;
     call->algorithm = alg;
     if (count == 0 || size_ == 1) return Status::ok();
     const CompiledPlan* plan = nullptr;
@@ -235,7 +188,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // of data all ranks share, so every rank takes the same way.
     if (s.code() == Code::unsupported && (d.origin == Origin::rule || d.origin == Origin::model)) {
         alg = builtin_choice(count * elem_size);
-        segment = cfg_.segment_bytes;
+        segment = cfg_.segment_size;
         call->algorithm = alg;
         call->fell_through = true;
         s = plan_for(alg, count, elem_size, segment, &plan);

@@ -18,6 +18,7 @@
 #include "default_table.hpp"
 #include "device_executor.hpp"
 #include "executor.hpp"
+#include "params.hpp"
 #include "plan.hpp"
 #include "planners.hpp"
 #include "status.hpp"
@@ -67,48 +68,51 @@ struct PreparedCall {
     const CompiledPlan* plan = nullptr; // nullptr: nothing to move (count 0, one rank)
 };
 
+// What an engine is configured with.  The fields the MCA parameters set
+// carry the parameter's name, and their defaults come from the parameter
+// table (params.hpp), applied by the constructor: set_param(&cfg, name,
+// text) sets one by name, as the glue does.
 struct EngineConfig {
-    Algorithm algorithm = Algorithm::automatic;
-    // Largest message the executor sends (operations are cut into steps of
-    // this size and flow step by step).  At or below the TCP BTL's eager
-    // limit (64 KiB) no message waits for a rendezvous handshake, which
-    // behind a full switch queue costs a queueing delay each.
-    std::size_t segment_bytes = 32 * 1024;
-    // Pipelining unit planners build into their rounds (0: none; the
-    // executor's step-wise dataflow already pipelines chains and trees).
-    std::size_t pipeline_bytes = 32 * 1024;
-    // auto on a communicator within one host: hand the call down (tuned's
-    // shared-memory algorithms are faster there than topoar's network-shaped
-    // ones; measured in docs/performance.md).  A rules file still applies.
-    bool single_node_hand_down = true;
-    // Built-in choice when neither a rules file nor the cost-model table
-    // decides: the latency algorithm up to this size, trees above.
-    std::size_t small_msg_bytes = 65536;
-    // auto's default table: computed at set-up from the cost model for the
-    // discovered topology (default_table.hpp); false = only the fixed
-    // built-in choice above.  model_overhead is the model's software cost
-    // per message, seconds (40 us: Open MPI's TCP BTL on this class of
-    // machine, docs/cost-model.md "Default table").
-    bool model_table = true;
-    double model_overhead = 40e-6;
-    // The same as text ("40us", an MCA parameter), parsed by setup(); ""
-    // keeps model_overhead.
-    std::string model_overhead_text;
-    // How much faster (a fraction) a candidate must be predicted than a
-    // simpler one (fewer messages: the latency algorithm, trees, then
-    // flexreduce, hring, ring) to win a size of the default table; the
-    // model charges extra messages less than they cost where processes
-    // share cores (docs/cost-model.md "Default table").
-    double model_margin = 0.15;
-    // The same as text ("0.15" or "15%", an MCA parameter), parsed by
-    // setup(); "" keeps model_margin.
-    std::string model_margin_text;
+    EngineConfig();  // every parameter of params.hpp at its default
+
+    // coll_topoar_allreduce_algorithm: forced, or auto.
+    Algorithm algorithm;
+    // coll_topoar_segment_size: largest message the executor sends
+    // (operations are cut into steps of this size and flow step by step).
+    // At or below the TCP BTL's eager limit (64 KiB) no message waits for a
+    // rendezvous handshake, which behind a full switch queue costs a
+    // queueing delay each.
+    std::size_t segment_size;
+    // coll_topoar_pipeline_size: pipelining unit planners build into their
+    // rounds (0: none; the executor's step-wise dataflow already pipelines
+    // chains and trees).
+    std::size_t pipeline_size;
+    // coll_topoar_single_node_fallback: auto on a communicator within one
+    // host hands the call down (tuned's shared-memory algorithms are faster
+    // there than topoar's network-shaped ones; measured in
+    // docs/performance.md).  A rules file still applies.
+    bool single_node_fallback;
+    // coll_topoar_small_msg_size: built-in choice when neither a rules file
+    // nor the cost-model table decides: the latency algorithm up to this
+    // size, trees above.
+    std::size_t small_msg_size;
+    // coll_topoar_model_table: auto's default table computed at set-up from
+    // the cost model for the discovered topology (default_table.hpp); false
+    // = only the fixed built-in choice above.
+    bool model_table;
+    // coll_topoar_model_overhead: the model's software cost per message,
+    // seconds.
+    double model_overhead;
+    // coll_topoar_model_margin: how much faster (a fraction) a candidate
+    // must be predicted than a simpler one (algorithm.hpp's simplicity
+    // order) to win a size of the default table.
+    double model_margin;
     int num_trees = 0;              // aggregation trees (0: planner's choice)
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
+    // coll_topoar_topology_file, _rack_file and the *_link defaults.
     DiscoveryOptions discovery;
-    // Link default overrides, "BANDWIDTH[,LATENCY]"; empty keeps discovery's.
-    std::string socket_link, node_link, rack_link, spine_link;
-    // Rules file (docs/rules-format.md) that auto consults first; "" = none.
+    // coll_topoar_rules_file (docs/rules-format.md) that auto consults
+    // first; "" = none.
     std::string rules_file;
 };
 

@@ -2,6 +2,7 @@
 // No C++ exception may cross this boundary into Open MPI.
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,13 +26,14 @@ static_assert(TOPOAR_ORIGIN_FORCED == static_cast<int>(topoar::Origin::forced) &
                   TOPOAR_ORIGIN_HAND_DOWN == static_cast<int>(topoar::Origin::hand_down),
               "C and C++ origins differ");
 static_assert(TOPOAR_ALG_AUTO == static_cast<int>(topoar::Algorithm::automatic) &&
-                  TOPOAR_ALG_RING == static_cast<int>(topoar::Algorithm::ring) &&
-                  TOPOAR_ALG_RECURSIVE_DOUBLING == static_cast<int>(topoar::Algorithm::recursive_doubling) &&
-                  TOPOAR_ALG_HRING == static_cast<int>(topoar::Algorithm::hring) &&
-                  TOPOAR_ALG_FLEXREDUCE == static_cast<int>(topoar::Algorithm::flexreduce) &&
-                  TOPOAR_ALG_TREE == static_cast<int>(topoar::Algorithm::tree) &&
-                  TOPOAR_NUM_ALGS == topoar::kNumAlgorithms,
-              "C and C++ algorithm enums differ");
+                  topoar::kNumAlgorithms <= TOPOAR_ALG_MAX,
+              "the algorithm table does not fit the C interface");
+static_assert(TOPOAR_PARAM_INT == static_cast<int>(topoar::ParamType::integer) &&
+                  TOPOAR_PARAM_SIZE == static_cast<int>(topoar::ParamType::size) &&
+                  TOPOAR_PARAM_BOOL == static_cast<int>(topoar::ParamType::boolean) &&
+                  TOPOAR_PARAM_STRING == static_cast<int>(topoar::ParamType::string) &&
+                  TOPOAR_PARAM_ALGORITHM == static_cast<int>(topoar::ParamType::algorithm),
+              "C and C++ parameter types differ");
 
 using namespace topoar;
 
@@ -41,7 +43,9 @@ struct topoar_engine {
     std::string description;
     std::string origin;  // topoar_engine_last_origin's buffer
     PreparedCall call;   // the last prepared call
-    topoar_engine(int rank, int size, EngineConfig cfg) : engine(rank, size, std::move(cfg)) {}
+    Status config_error; // a bad parameter value, reported by setup
+    topoar_engine(int rank, int size, EngineConfig cfg, Status bad)
+        : engine(rank, size, std::move(cfg)), config_error(std::move(bad)) {}
 };
 
 namespace {
@@ -140,7 +144,80 @@ void copy_name(char* dst, const char* src) {
 
 extern "C" {
 
+int topoar_algorithm_count(void) { return kNumAlgorithms; }
+
+int topoar_algorithm_info(int id, topoar_algorithm_info_t* out) {
+    if (id < 0 || id >= kNumAlgorithms) return TOPOAR_ERR_INVALID;
+    const AlgorithmInfo& a = algorithm_table()[id];
+    out->id = id;
+    out->name = a.name;
+    out->alias = a.alias;
+    out->description = a.description;
+    out->multi_host = a.multi_host ? 1 : 0;
+    return TOPOAR_OK;
+}
+
 const char* topoar_algorithm_name(int algorithm) { return algorithm_name(static_cast<Algorithm>(algorithm)); }
+
+int topoar_algorithm_from_name(const char* name) {
+    Algorithm a;
+    return name && algorithm_from_name(name, &a) ? static_cast<int>(a) : -1;
+}
+
+int topoar_param_count(void) {
+    try {
+        return static_cast<int>(param_table().size());
+    } catch (...) {
+        return 0;
+    }
+}
+
+int topoar_param_info(int index, topoar_param_info_t* out) {
+    try {
+        const auto& t = param_table();
+        if (index < 0 || index >= static_cast<int>(t.size())) return TOPOAR_ERR_INVALID;
+        const ParamInfo& p = t[static_cast<std::size_t>(index)];
+        out->name = p.name;
+        out->type = static_cast<int>(p.type);
+        out->default_value = p.default_value;
+        out->level = p.level;
+        out->must_agree = p.must_agree ? 1 : 0;
+        out->settable = p.settable ? 1 : 0;
+        out->help = p.help.c_str();
+        return TOPOAR_OK;
+    } catch (...) {
+        return TOPOAR_ERR_INTERNAL;
+    }
+}
+
+void topoar_settings_fingerprint(const topoar_config_t* cfg, topoar_rank_info_t* out) {
+    try {
+        const auto& t = param_table();
+        static_assert(sizeof(out->settings[0]) >= sizeof(std::uint64_t), "fingerprints are 64-bit");
+        for (std::size_t i = 0; i < t.size() && i < TOPOAR_PARAM_MAX; ++i) {
+            out->settings[i] = 0;
+            if (!t[i].must_agree) continue;
+            std::string value;
+            for (int k = 0; cfg && k < cfg->count; ++k)
+                if (cfg->names[k] && std::strcmp(cfg->names[k], t[i].name) == 0 && cfg->values[k])
+                    value = cfg->values[k];
+            out->settings[i] = param_fingerprint(t[i], value);
+        }
+    } catch (...) {
+        // Fingerprints stay as they are: at worst a mismatch is reported.
+    }
+}
+
+int topoar_settings_mismatch(const topoar_rank_info_t* all, int size, int* param, int* rank) {
+    for (int i = 0; i < TOPOAR_PARAM_MAX; ++i)
+        for (int r = 1; r < size; ++r)
+            if (all[r].settings[i] != all[0].settings[i]) {
+                *param = i;
+                *rank = r;
+                return 1;
+            }
+    return 0;
+}
 
 void topoar_local_rank_info(topoar_rank_info_t* out) {
     std::memset(out, 0, sizeof(*out));
@@ -159,22 +236,10 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
 topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t* cfg) {
     try {
         EngineConfig c;
-        c.algorithm = static_cast<Algorithm>(cfg->algorithm);
-        c.segment_bytes = cfg->segment_bytes;
-        c.pipeline_bytes = cfg->pipeline_bytes;
-        c.single_node_hand_down = cfg->single_node_hand_down != 0;
-        c.small_msg_bytes = cfg->small_msg_bytes;
-        if (cfg->topology_file) c.discovery.topology_file = cfg->topology_file;
-        if (cfg->rack_file) c.discovery.rack_file = cfg->rack_file;
-        c.socket_link = cfg->socket_link ? cfg->socket_link : "";
-        c.node_link = cfg->node_link ? cfg->node_link : "";
-        c.rack_link = cfg->rack_link ? cfg->rack_link : "";
-        c.spine_link = cfg->spine_link ? cfg->spine_link : "";
-        c.rules_file = cfg->rules_file ? cfg->rules_file : "";
-        c.model_table = cfg->model_table != 0;
-        c.model_overhead_text = cfg->model_overhead ? cfg->model_overhead : "";
-        c.model_margin_text = cfg->model_margin ? cfg->model_margin : "";
-        return new topoar_engine(rank, size, std::move(c));
+        Status bad = Status::ok();
+        for (int k = 0; cfg && k < cfg->count && bad; ++k)
+            bad = set_param(&c, cfg->names[k] ? cfg->names[k] : "", cfg->values[k] ? cfg->values[k] : "");
+        return new topoar_engine(rank, size, std::move(c), std::move(bad));
     } catch (...) {
         return nullptr;
     }
@@ -184,6 +249,7 @@ void topoar_engine_destroy(topoar_engine_t* e) { delete e; }
 
 int topoar_engine_setup(topoar_engine_t* e, const topoar_rank_info_t* all) {
     try {
+        if (!e->config_error) return fail(e, e->config_error);
         std::vector<RankInfo> ranks;
         int n = e->engine.size();
         ranks.reserve(static_cast<std::size_t>(n));

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "topology.hpp"
+
 namespace topoar {
 
 Range split_range(std::size_t count, std::size_t parts, std::size_t i) {
@@ -68,11 +70,18 @@ void add_recursive_doubling(PlanBuilder& b, const std::vector<int>& members, int
 }
 
 Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank) {
-    PlanBuilder b(Algorithm::recursive_doubling, nranks, count, only_rank);
+    PlanBuilder b(Algorithm::leader, nranks, count, only_rank);
     std::vector<int> all(static_cast<std::size_t>(nranks));
     std::iota(all.begin(), all.end(), 0);
     add_recursive_doubling(b, all, 0, count);
     return b.finish();
+}
+
+// The ring row of the algorithm table: ring order = the topology's leaf
+// order, so ranks sharing a node (and racks) sit next to each other.
+Status plan_ring_algorithm(const Topology& topo, std::size_t count, int only_rank, const PlanOptions&, Plan* out) {
+    *out = plan_ring(topo.num_ranks(), count, only_rank, topo.ranks_in_tree_order(topo.root()));
+    return Status::ok();
 }
 
 }  // namespace topoar

@@ -349,4 +349,19 @@ Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, 
     return Status::ok();
 }
 
+// The latency algorithm (the table's "leader").  Across hosts: reduce inside
+// each host to a leader, exchange among leaders (recursive doubling or a
+// tree, whichever takes fewer rounds), broadcast inside the host, so every
+// slow link is crossed by one message per round.  On one host: plain
+// recursive doubling.
+Status plan_leader(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out) {
+    if (topo.nodes_at(Level::node).size() > 1) {
+        TOPOAR_TRY(plan_leader_tree(topo, count, only_rank, opts, out));
+    } else {
+        *out = plan_recursive_doubling(topo.num_ranks(), count, only_rank);
+    }
+    out->algorithm = Algorithm::leader;
+    return Status::ok();
+}
+
 }  // namespace topoar

@@ -128,4 +128,8 @@ Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, 
 Status plan_leader_tree(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
                         const LeaderTreeOptions& lopts, Plan* out);
 
+// The table's "leader" algorithm (algorithm.hpp): plan_leader_tree across
+// hosts, plan_recursive_doubling on one host; the plan says Algorithm::leader.
+Status plan_leader(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out);
+
 }  // namespace topoar

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plan.hpp"
+#include "status.hpp"
 
 namespace topoar {
 
@@ -43,6 +44,10 @@ Range split_range(std::size_t count, std::size_t parts, std::size_t i);
 // order (ranks of a node adjacent) makes only two hops per node cross its
 // uplink.
 Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<int>& order = {});
+// The table's ring (algorithm.hpp): plan_ring in the topology's leaf order.
+class Topology;
+Status plan_ring_algorithm(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                           Plan* out);
 
 // Recursive doubling (butterfly), latency-optimal for small vectors:
 // ceil(log2 p) rounds of full-vector exchanges.  With p not a power of two,

@@ -26,18 +26,30 @@ enum {
     TOPOAR_ERR_INTERNAL = 5,    /* a bug */
 };
 
-/* Values match topoar::Algorithm and the MCA/MPI_T enums. */
+/* Algorithms: the table of common/algorithm.hpp.  Their numbers are the
+ * MCA/MPI_T values and never change; 0 is auto.  Everything else (names,
+ * descriptions, how many) comes from the accessors below. */
 enum {
     TOPOAR_ALG_AUTO = 0,
-    TOPOAR_ALG_RING = 1,
-    TOPOAR_ALG_RECURSIVE_DOUBLING = 2,
-    TOPOAR_ALG_HRING = 3,
-    TOPOAR_ALG_FLEXREDUCE = 4,
-    TOPOAR_ALG_TREE = 5,
-    TOPOAR_NUM_ALGS = 6,
+    TOPOAR_ALG_MAX = 32, /* every number is below this (array sizes) */
 };
 
-const char *topoar_algorithm_name(int algorithm);
+typedef struct topoar_algorithm_info {
+    int id;                  /* its number (= index) */
+    const char *name;        /* "ring", ... */
+    const char *alias;       /* a deprecated name still accepted, or NULL */
+    const char *description; /* one line */
+    int multi_host;          /* shaped for several hosts */
+} topoar_algorithm_info_t;
+
+/* Numbers 0 .. topoar_algorithm_count() - 1. */
+int topoar_algorithm_count(void);
+/* TOPOAR_OK, or TOPOAR_ERR_INVALID for a number outside the table. */
+int topoar_algorithm_info(int id, topoar_algorithm_info_t *out);
+/* "unknown" outside the table. */
+const char *topoar_algorithm_name(int id);
+/* A name or deprecated alias -> its number; -1 if unknown. */
+int topoar_algorithm_from_name(const char *name);
 
 /* Where a call's buffers live (values match topoar::MemType). */
 enum {
@@ -75,30 +87,39 @@ typedef struct topoar_reducer {
     void (*reduce)(void *ctx, const void *in, void *inout, size_t count);
 } topoar_reducer_t;
 
+/* Parameters: the table of common/params.hpp.  The glue registers one
+ * coll_topoar_NAME MCA variable per entry and hands the values back by name
+ * as text (topoar_config_t). */
+enum {
+    TOPOAR_PARAM_INT = 0,
+    TOPOAR_PARAM_SIZE = 1,      /* bytes, size_t */
+    TOPOAR_PARAM_BOOL = 2,
+    TOPOAR_PARAM_STRING = 3,
+    TOPOAR_PARAM_ALGORITHM = 4, /* an int of an enum of the algorithm names */
+    TOPOAR_PARAM_MAX = 32,      /* at most this many entries */
+};
+
+typedef struct topoar_param_info {
+    const char *name;          /* without "coll_topoar_" */
+    int type;                  /* TOPOAR_PARAM_* */
+    const char *default_value; /* text, as a value is handed over */
+    int level;                 /* ompi_info level 1..9 */
+    int must_agree;            /* compared across ranks at set-up */
+    int settable;              /* MPI_T may write it at run time */
+    const char *help;
+} topoar_param_info_t;
+
+int topoar_param_count(void);
+/* TOPOAR_OK, or TOPOAR_ERR_INVALID for an index outside the table. */
+int topoar_param_info(int index, topoar_param_info_t *out);
+
+/* An engine's configuration: parameters by name, values as text (numbers
+ * in decimal, booleans 1/0, algorithms by name or number, "" keeps the
+ * default).  Parameters not listed keep their defaults. */
 typedef struct topoar_config {
-    int algorithm;            /* TOPOAR_ALG_*; AUTO lets the engine choose */
-    size_t segment_bytes;     /* largest message; 0 = whole operations */
-    size_t pipeline_bytes;    /* pipelining unit planned into rounds; 0 = none */
-    size_t small_msg_bytes;   /* auto: at or below, the latency algorithm */
-    int single_node_hand_down; /* auto within one host: use the previous module */
-    const char *topology_file; /* NULL or "" when unset */
-    const char *rack_file;
-    /* Up-link defaults per level, "BANDWIDTH[,LATENCY]" such as
-     * "200Mbit,50us"; NULL or "" keeps the built-in default.  Checked by
-     * topoar_engine_setup(). */
-    const char *socket_link, *node_link, *rack_link, *spine_link;
-    /* Rules file for auto (docs/rules-format.md); NULL or "" = none.  Read
-     * by topoar_engine_setup(); a bad file fails it. */
-    const char *rules_file;
-    /* auto's default table from the cost model (0: the fixed built-in
-     * choice only), and the model's per-message overhead ("40us"; NULL or
-     * "" keeps the default; a bad value fails topoar_engine_setup()). */
-    int model_table;
-    const char *model_overhead;
-    /* How much faster a candidate must be predicted than a simpler one to
-     * win a size of that table ("0.15" or "15%"; NULL or "" keeps the
-     * default; a bad value fails topoar_engine_setup()). */
-    const char *model_margin;
+    int count;
+    const char *const *names;
+    const char *const *values;
 } topoar_config_t;
 
 /* What each rank contributes to topology discovery (exchanged by allgather:
@@ -110,10 +131,21 @@ typedef struct topoar_rank_info {
     char slurm_pattern[TOPOAR_NAME_MAX];
     int socket; /* -1: unbound or unknown */
     int pad;
+    /* Per parameter of the table (by index): a fingerprint of its value
+     * (and file contents) when it must agree across ranks, else 0. */
+    unsigned long long settings[TOPOAR_PARAM_MAX];
 } topoar_rank_info_t;
 
-/* Fills in this process's host name, socket (hwloc) and Slurm topology. */
+/* Fills in this process's host name, socket (hwloc) and Slurm topology;
+ * with cfg (may be NULL), also the settings fingerprints. */
 void topoar_local_rank_info(topoar_rank_info_t *out);
+void topoar_settings_fingerprint(const topoar_config_t *cfg, topoar_rank_info_t *out);
+
+/* After the allgather of every rank's info (size entries): nonzero when a
+ * parameter that must agree differs; *param: its index in the table,
+ * *rank: the lowest rank that differs from rank 0.  A pure function of
+ * the gathered data, so every rank gets the same answer. */
+int topoar_settings_mismatch(const topoar_rank_info_t *all, int size, int *param, int *rank);
 
 typedef struct topoar_engine topoar_engine_t;
 
@@ -121,6 +153,8 @@ topoar_engine_t *topoar_engine_create(int rank, int size, const topoar_config_t 
 void topoar_engine_destroy(topoar_engine_t *engine);
 
 /* Builds the topology from every rank's info (size entries, by rank). */
+/* A bad parameter value is reported by topoar_engine_setup(), which fails
+ * then (NULL: out of memory). */
 int topoar_engine_setup(topoar_engine_t *engine, const topoar_rank_info_t *all);
 
 /* One call, asked once: topoar_engine_prepare() decides (and plans on the

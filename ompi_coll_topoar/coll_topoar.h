@@ -25,18 +25,15 @@ typedef struct mca_coll_topoar_component_t {
     int priority;
     int verbose;
     int output;               /* opal_output stream */
-    int algorithm;            /* TOPOAR_ALG_* forced, or AUTO */
-    size_t segment_size;      /* bytes: largest message */
-    size_t pipeline_size;     /* bytes: pipelining unit planned into rounds */
-    size_t small_msg_size;    /* bytes: auto's latency-algorithm threshold */
-    bool single_node_fallback; /* auto within one host: previous module */
-    char *topology_file;
-    char *rack_file;
-    char *socket_link, *node_link, *rack_link, *spine_link; /* "BW[,LAT]" */
-    char *rules_file;         /* decision rules for auto; NULL = none */
-    bool model_table;         /* auto: default table from the cost model */
-    char *model_overhead;     /* the model's per-message overhead, "40us" */
-    char *model_margin;       /* default table: gain a complex plan needs, "15%" */
+    /* The engine's parameters (topoar_param_info), registered by walking
+     * its table; MCA storage by table index. */
+    int num_params;
+    union {
+        int i;     /* TOPOAR_PARAM_INT, TOPOAR_PARAM_ALGORITHM */
+        size_t z;  /* TOPOAR_PARAM_SIZE */
+        bool b;    /* TOPOAR_PARAM_BOOL */
+        char *s;   /* TOPOAR_PARAM_STRING */
+    } params[TOPOAR_PARAM_MAX];
 
     int last_algorithm;       /* MPI_T: algorithm of the last call */
     int last_path;            /* MPI_T: TOPOAR_PATH_* of the last call */
@@ -83,7 +80,7 @@ typedef struct mca_coll_topoar_module_t {
     /* Proof of who did the work (MPI_T, verbose). */
     unsigned long long handled;
     unsigned long long fallback;
-    unsigned long long by_algorithm[TOPOAR_NUM_ALGS];
+    unsigned long long by_algorithm[TOPOAR_ALG_MAX];
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
     struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
@@ -129,6 +126,16 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                   struct ompi_communicator_t *comm, int s_dev, int r_dev);
 void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m);
+
+/* The engine parameters' current values as name/value text for
+ * topoar_engine_create (coll_topoar_component.c). */
+typedef struct mca_coll_topoar_config {
+    topoar_config_t cfg;
+    const char *names[TOPOAR_PARAM_MAX];
+    const char *values[TOPOAR_PARAM_MAX];
+    char numbers[TOPOAR_PARAM_MAX][32];
+} mca_coll_topoar_config_t;
+void mca_coll_topoar_config(mca_coll_topoar_config_t *out);
 
 /* The module behind comm's allreduce if it is ours, else NULL. */
 mca_coll_topoar_module_t *mca_coll_topoar_module_of(struct ompi_communicator_t *comm);

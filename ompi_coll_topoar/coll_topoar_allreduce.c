@@ -9,6 +9,7 @@
 #include "topoar_cuda.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,39 +107,61 @@ static void op_reduce(void *ctx, const void *in, void *inout, size_t count)
 
 /* ---- set-up ----------------------------------------------------------------- */
 
-/* Collective over comm: gathers every rank's host/socket/Slurm data with the
- * underlying allgather, builds the topology, and makes all ranks agree on
- * the outcome (one failing rank disables topoar on comm for everyone). */
+/* A setting that must agree differs between rank 0 and rank `other`: said
+ * once, by the differing rank, with both values (rank 0's arrives by a
+ * broadcast every rank takes part in; all of them saw the same gathered
+ * data, so all of them are here). */
+static void report_mismatch(ompi_communicator_t *comm, const mca_coll_topoar_config_t *conf, int param,
+                            int other, bool say)
+{
+    topoar_param_info_t p;
+    char mine[512] = "", first[512] = "";
+    int rank = ompi_comm_rank(comm);
+    if (TOPOAR_OK != topoar_param_info(param, &p)) {
+        p.name = "?";
+    }
+    for (int k = 0; k < conf->cfg.count; ++k) {
+        if (0 == strcmp(conf->cfg.names[k], p.name)) {
+            snprintf(mine, sizeof(mine), "%s", conf->cfg.values[k]);
+        }
+    }
+    if (0 == rank) {
+        memcpy(first, mine, sizeof(first));
+    }
+    if (OMPI_SUCCESS != comm->c_coll->coll_bcast(first, (int) sizeof(first), MPI_BYTE, 0, comm,
+                                                 comm->c_coll->coll_bcast_module)) {
+        snprintf(first, sizeof(first), "?");
+    }
+    if (rank == other && say) {
+        opal_output(0, "coll:topoar: set-up failed on %s: coll_topoar_%s differs across ranks: rank 0 has "
+                    "'%s', rank %d has '%s'%s; using the previous allreduce on this communicator",
+                    comm->c_name, p.name, first, rank, mine,
+                    0 == strcmp(first, mine) ? " (the files' contents differ)" : "");
+    }
+}
+
+/* Collective over comm: gathers every rank's host/socket/Slurm data and
+ * settings fingerprints with the underlying allgather, checks that the
+ * settings that decide message pairing agree, builds the topology, and
+ * makes all ranks agree on the outcome (one failing rank disables topoar on
+ * comm for everyone). */
 void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
     topoar_rank_info_t mine, *all = NULL;
     const char *problem = NULL;
-    int rc, first_failed;
-    /* MPI_T may have written any int since topoar_open checked it. */
-    int algorithm = (cm->algorithm >= 0 && cm->algorithm < TOPOAR_NUM_ALGS) ? cm->algorithm : TOPOAR_ALG_AUTO;
-    topoar_config_t cfg = {
-        .algorithm = algorithm,
-        .segment_bytes = cm->segment_size,
-        .pipeline_bytes = cm->pipeline_size,
-        .small_msg_bytes = cm->small_msg_size,
-        .single_node_hand_down = cm->single_node_fallback ? 1 : 0,
-        .topology_file = cm->topology_file,
-        .rack_file = cm->rack_file,
-        .socket_link = cm->socket_link,
-        .node_link = cm->node_link,
-        .rack_link = cm->rack_link,
-        .spine_link = cm->spine_link,
-        .rules_file = cm->rules_file,
-        .model_table = cm->model_table ? 1 : 0,
-        .model_overhead = cm->model_overhead,
-        .model_margin = cm->model_margin,
-    };
+    int rc, first_failed, bad_param = -1, bad_rank = -1;
+    /* Said once per process (the same file problem would repeat on every
+     * communicator); later ones at verbose level 1. */
+    static bool told = false;
+    mca_coll_topoar_config_t conf;
 
+    mca_coll_topoar_config(&conf);
     topoar_local_rank_info(&mine);
+    topoar_settings_fingerprint(&conf.cfg, &mine);
     all = (topoar_rank_info_t *) calloc((size_t) size, sizeof(*all));
-    m->engine = topoar_engine_create(rank, size, &cfg);
+    m->engine = topoar_engine_create(rank, size, &conf.cfg);
     if (NULL == all || NULL == m->engine) {
         problem = "out of memory";
     }
@@ -149,6 +172,9 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
                                       MPI_BYTE, comm, comm->c_coll->coll_allgather_module);
     if (NULL == problem && OMPI_SUCCESS != rc) {
         problem = "allgather of rank data failed";
+    }
+    if (NULL == problem && topoar_settings_mismatch(all, size, &bad_param, &bad_rank)) {
+        problem = "settings differ across ranks";
     }
     if (NULL == problem && TOPOAR_OK != topoar_engine_setup(m->engine, all)) {
         problem = topoar_engine_error(m->engine);
@@ -172,11 +198,12 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
                         topoar_engine_describe(m->engine));
         }
     } else {
-        /* Said once per process (the same file problem would repeat on
-         * every communicator); later ones at verbose level 1. */
-        static bool told = false;
         m->state = TOPOAR_STATE_FAILED;
-        if (rank == first_failed && NULL != problem && (!told || cm->verbose >= 1)) {
+        if (bad_param >= 0) {
+            /* Every rank found the same mismatch in the same gathered data. */
+            report_mismatch(comm, &conf, bad_param, bad_rank, !told || cm->verbose >= 1);
+            told = true;
+        } else if (rank == first_failed && NULL != problem && (!told || cm->verbose >= 1)) {
             told = true;
             opal_output(0, "coll:topoar: set-up failed on %s (rank %d): %s; using the previous "
                         "allreduce on this communicator", comm->c_name, rank, problem);
@@ -251,7 +278,7 @@ void mca_coll_topoar_count(mca_coll_topoar_module_t *m, ompi_communicator_t *com
                            int path)
 {
     m->handled++;
-    if (algorithm >= 0 && algorithm < TOPOAR_NUM_ALGS) {
+    if (algorithm >= 0 && algorithm < TOPOAR_ALG_MAX) {
         m->by_algorithm[algorithm]++;
     }
     mca_coll_topoar_component.last_algorithm = algorithm;

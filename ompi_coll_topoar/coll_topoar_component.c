@@ -8,6 +8,9 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "ompi/communicator/communicator.h"
 
 const char *mca_coll_topoar_component_version_string = "topoar MPI_Allreduce component 0.1.0";
@@ -35,11 +38,6 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .priority = 50,
     .verbose = 0,
     .output = -1,
-    .algorithm = TOPOAR_ALG_AUTO,
-    .segment_size = 32 * 1024,
-    .pipeline_size = 32 * 1024,
-    .small_msg_size = 65536,
-    .single_node_fallback = true,
     .last_algorithm = TOPOAR_LAST_NONE,
     .last_path = TOPOAR_PATH_NONE,
     .cuda = true,
@@ -48,16 +46,30 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .nccl_max_comms = 16,
 };
 
-/* Names double as the MPI_T enum of last_algorithm. */
-static const mca_base_var_enum_value_t algorithm_values[] = {
-    {TOPOAR_ALG_AUTO, "auto"},
-    {TOPOAR_ALG_RING, "ring"},
-    {TOPOAR_ALG_RECURSIVE_DOUBLING, "recursive_doubling"},
-    {TOPOAR_ALG_HRING, "hring"},
-    {TOPOAR_ALG_FLEXREDUCE, "flexreduce"},
-    {TOPOAR_ALG_TREE, "tree"},
-    {0, NULL},
-};
+/* The algorithm MCA enum, built from the engine's table at register time:
+ * every name, then the deprecated aliases (same numbers; Open MPI prints
+ * the first name of a number). */
+static mca_base_var_enum_value_t algorithm_values[2 * TOPOAR_ALG_MAX + 1];
+
+static void build_algorithm_values(void)
+{
+    int n = 0, count = topoar_algorithm_count();
+    topoar_algorithm_info_t a;
+    for (int i = 0; i < count; ++i) {
+        if (TOPOAR_OK == topoar_algorithm_info(i, &a)) {
+            algorithm_values[n].value = a.id;
+            algorithm_values[n++].string = a.name;
+        }
+    }
+    for (int i = 0; i < count; ++i) {
+        if (TOPOAR_OK == topoar_algorithm_info(i, &a) && NULL != a.alias) {
+            algorithm_values[n].value = a.id;
+            algorithm_values[n++].string = a.alias;
+        }
+    }
+    algorithm_values[n].value = 0;
+    algorithm_values[n].string = NULL;
+}
 
 /* ---- MPI_T performance variables ---------------------------------------- */
 
@@ -121,14 +133,27 @@ static int register_pvars(void)
         return rc;
     }
     /* Plain int, no MPI_T enum: Open MPI 4.1.4's ompi_info crashes while
-     * printing a performance variable that has one. */
-    rc = mca_base_component_pvar_register(
-        c, "allreduce_last_algorithm",
-        "Algorithm of the most recent MPI_Allreduce in this process: 0 none, 1 ring, "
-        "2 recursive_doubling, 3 hring, 4 flexreduce, 5 tree, 100 fallback (handed down)",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        NULL, NULL, NULL, &mca_coll_topoar_component.last_algorithm);
+     * printing a performance variable that has one.  The values are listed
+     * in the description, from the engine's algorithm table (tools read
+     * the names from there). */
+    {
+        static char desc[2048];
+        size_t len;
+        int count = topoar_algorithm_count();
+        len = (size_t) snprintf(desc, sizeof(desc),
+                                "Algorithm of the most recent MPI_Allreduce in this process: 0 none");
+        for (int i = 1; i < count && len < sizeof(desc); ++i) {
+            len += (size_t) snprintf(desc + len, sizeof(desc) - len, ", %d %s", i, topoar_algorithm_name(i));
+        }
+        if (len < sizeof(desc)) {
+            snprintf(desc + len, sizeof(desc) - len, ", %d fallback (handed down)", TOPOAR_LAST_FALLBACK);
+        }
+        rc = mca_base_component_pvar_register(
+            c, "allreduce_last_algorithm", desc,
+            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+            NULL, NULL, NULL, &mca_coll_topoar_component.last_algorithm);
+    }
     if (rc < 0) {
         return rc;
     }
@@ -146,11 +171,94 @@ static int register_pvars(void)
 
 /* ---- MCA parameters ------------------------------------------------------ */
 
+/* The engine's parameters: one MCA variable per entry of its table, with
+ * the table's type, default, level and help (common/params.hpp). */
+static int register_engine_params(const mca_base_component_t *c)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    static const mca_base_var_type_t types[] = {
+        [TOPOAR_PARAM_INT] = MCA_BASE_VAR_TYPE_INT,
+        [TOPOAR_PARAM_SIZE] = MCA_BASE_VAR_TYPE_SIZE_T,
+        [TOPOAR_PARAM_BOOL] = MCA_BASE_VAR_TYPE_BOOL,
+        [TOPOAR_PARAM_STRING] = MCA_BASE_VAR_TYPE_STRING,
+        [TOPOAR_PARAM_ALGORITHM] = MCA_BASE_VAR_TYPE_INT,
+    };
+    int n = topoar_param_count();
+
+    build_algorithm_values();
+    cm->num_params = 0;
+    for (int i = 0; i < n && i < TOPOAR_PARAM_MAX; ++i) {
+        topoar_param_info_t p;
+        mca_base_var_enum_t *e = NULL;
+        const char *d;
+        void *storage = &cm->params[i];
+        int rc;
+        if (TOPOAR_OK != topoar_param_info(i, &p) || p.type < 0 || p.type > TOPOAR_PARAM_ALGORITHM) {
+            return OPAL_ERROR;
+        }
+        d = p.default_value;
+        switch (p.type) {
+        case TOPOAR_PARAM_INT: cm->params[i].i = atoi(d); break;
+        case TOPOAR_PARAM_SIZE: cm->params[i].z = (size_t) strtoull(d, NULL, 10); break;
+        case TOPOAR_PARAM_BOOL: cm->params[i].b = 0 != strcmp(d, "0"); break;
+        case TOPOAR_PARAM_STRING: cm->params[i].s = '\0' == d[0] ? NULL : (char *) d; break;
+        case TOPOAR_PARAM_ALGORITHM:
+            cm->params[i].i = topoar_algorithm_from_name(d);
+            rc = mca_base_var_enum_create("coll_topoar_allreduce_algorithms", algorithm_values, &e);
+            if (OPAL_SUCCESS != rc) {
+                return rc;
+            }
+            break;
+        }
+        (void) mca_base_component_var_register(c, p.name, p.help, types[p.type], e, 0,
+                                               p.settable ? MCA_BASE_VAR_FLAG_SETTABLE : 0,
+                                               (mca_base_var_info_lvl_t) (p.level - 1), MCA_BASE_VAR_SCOPE_ALL,
+                                               storage);
+        if (NULL != e) {
+            OBJ_RELEASE(e);
+        }
+        cm->num_params = i + 1;
+    }
+    return OPAL_SUCCESS;
+}
+
+void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    int n = 0;
+    for (int i = 0; i < cm->num_params; ++i) {
+        topoar_param_info_t p;
+        char *num = out->numbers[n];
+        if (TOPOAR_OK != topoar_param_info(i, &p)) {
+            continue;
+        }
+        out->names[n] = p.name;
+        out->values[n] = num;
+        switch (p.type) {
+        case TOPOAR_PARAM_INT: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i); break;
+        case TOPOAR_PARAM_SIZE: snprintf(num, sizeof(out->numbers[n]), "%zu", cm->params[i].z); break;
+        case TOPOAR_PARAM_BOOL: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].b ? 1 : 0); break;
+        case TOPOAR_PARAM_ALGORITHM:
+            /* MPI_T may have written any int: the engine rejects it by number. */
+            if (cm->params[i].i >= 0 && cm->params[i].i < topoar_algorithm_count()) {
+                out->values[n] = topoar_algorithm_name(cm->params[i].i);
+            } else {
+                snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i);
+            }
+            break;
+        default: out->values[n] = cm->params[i].s ? cm->params[i].s : ""; break;
+        }
+        ++n;
+    }
+    out->cfg.count = n;
+    out->cfg.names = out->names;
+    out->cfg.values = out->values;
+}
+
 static int topoar_register(void)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     const mca_base_component_t *c = &cm->super.collm_version;
-    mca_base_var_enum_t *alg_enum = NULL;
     int rc;
 
     (void) mca_base_component_var_register(
@@ -166,97 +274,10 @@ static int topoar_register(void)
         "20 chosen algorithm per call size class, 50 every call",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL, &cm->verbose);
 
-    rc = mca_base_var_enum_create("coll_topoar_allreduce_algorithms", algorithm_values, &alg_enum);
+    rc = register_engine_params(c);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    (void) mca_base_component_var_register(
-        c, "allreduce_algorithm",
-        "Force one MPI_Allreduce algorithm (auto: choose per message size and topology). "
-        "Must be the same on all ranks. Settable through MPI_T at run time (topoar_tune does): "
-        "applies to communicators set up afterwards.",
-        MCA_BASE_VAR_TYPE_INT, alg_enum, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
-        &cm->algorithm);
-    OBJ_RELEASE(alg_enum);
-
-    (void) mca_base_component_var_register(
-        c, "segment_size",
-        "Largest message in bytes: transfers are cut into segments of this size that flow independently "
-        "(pipelining). Keep it at or below the BTL's eager limit (TCP: 64 KiB) so no segment waits for a "
-        "rendezvous handshake (0: whole transfers). Must be the same on all ranks.",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->segment_size);
-    (void) mca_base_component_var_register(
-        c, "pipeline_size",
-        "Pipelining unit in bytes that planners build into their rounds (0: none). "
-        "Must be the same on all ranks.",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->pipeline_size);
-    (void) mca_base_component_var_register(
-        c, "small_msg_size",
-        "auto's fixed choice (used when no rule and no cost-model table decides): messages of at most this many bytes use the latency algorithm, larger ones aggregation trees",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->small_msg_size);
-
-    (void) mca_base_component_var_register(
-        c, "single_node_fallback",
-        "auto: hand calls on communicators within one host to the previous module (tuned's shared-memory "
-        "algorithms win there); 0 makes topoar run them too. A rules file takes precedence.",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->single_node_fallback);
-
-    cm->topology_file = NULL;
-    (void) mca_base_component_var_register(
-        c, "topology_file",
-        "Topology file describing racks/switches above the nodes and their links "
-        "(format: docs/topology-format.md); takes precedence over rack_file and Slurm",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_ALL, &cm->topology_file);
-    cm->rack_file = NULL;
-    (void) mca_base_component_var_register(
-        c, "rack_file", "Host-to-rack map: lines 'hostname rack [bw=.. lat=..]'",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_ALL, &cm->rack_file);
-
-    cm->rules_file = NULL;
-    (void) mca_base_component_var_register(
-        c, "rules_file",
-        "Decision rules for auto: message size, communicator shape and memory type -> algorithm "
-        "(format: docs/rules-format.md; topoar_tune writes one). Must be the same on all ranks.",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_ALL, &cm->rules_file);
-
-    cm->model_table = true;
-    (void) mca_base_component_var_register(
-        c, "model_table",
-        "auto without a matching rule: choose per message size from a table the cost model computes at "
-        "communicator set-up for the discovered topology (1), or only the fixed choice (0: latency "
-        "algorithm up to coll_topoar_small_msg_size, trees above). Verbose 10 prints the table.",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->model_table);
-
-    cm->model_overhead = NULL;
-    (void) mca_base_component_var_register(
-        c, "model_overhead",
-        "Software cost per message the cost model assumes, e.g. '40us' (the default, Open MPI's TCP "
-        "BTL) or '2us' (RDMA networks); larger values move the switch from the latency algorithm to "
-        "the bandwidth algorithms to larger messages. Must be the same on all ranks.",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->model_overhead);
-
-    cm->model_margin = NULL;
-    (void) mca_base_component_var_register(
-        c, "model_margin",
-        "How much faster the cost model must predict an algorithm with more messages (order: "
-        "recursive_doubling, tree, flexreduce, hring, ring) than a simpler one for the table to "
-        "choose it, '0.15' or '15%' (the default); 0 takes the fastest prediction. Must be the "
-        "same on all ranks.",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->model_margin);
-
-    cm->socket_link = cm->node_link = cm->rack_link = cm->spine_link = NULL;
-    (void) mca_base_component_var_register(
-        c, "socket_link", "Default link of a rank to its socket, 'BANDWIDTH[,LATENCY]' e.g. '20GB/s,0.5us'",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->socket_link);
-    (void) mca_base_component_var_register(
-        c, "node_link", "Default up-link of a node (its network port), 'BANDWIDTH[,LATENCY]' e.g. '100Gbit,2us'",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->node_link);
-    (void) mca_base_component_var_register(
-        c, "rack_link", "Default up-link of a rack to the spine, 'BANDWIDTH[,LATENCY]'",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->rack_link);
-    (void) mca_base_component_var_register(
-        c, "spine_link", "Default up-link of a spine switch, 'BANDWIDTH[,LATENCY]'",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->spine_link);
 
     (void) mca_base_component_var_register(
         c, "cuda",
@@ -294,10 +315,6 @@ static int topoar_open(void)
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     cm->output = opal_output_open(NULL);
     opal_output_set_verbosity(cm->output, cm->verbose);
-    if (cm->algorithm < 0 || cm->algorithm >= TOPOAR_NUM_ALGS) {
-        opal_output(0, "coll:topoar: invalid coll_topoar_allreduce_algorithm %d, using auto", cm->algorithm);
-        cm->algorithm = TOPOAR_ALG_AUTO;
-    }
     mca_coll_topoar_gpu_open();
     return OMPI_SUCCESS;
 }

@@ -20,7 +20,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->logged_classes = 0;
     m->hand_down_all = NULL;
     m->gpu = NULL;
-    for (int i = 0; i < TOPOAR_NUM_ALGS; ++i) {
+    for (int i = 0; i < TOPOAR_ALG_MAX; ++i) {
         m->by_algorithm[i] = 0;
     }
 }

@@ -12,7 +12,8 @@ set -u
 src=${TOPOAR_SRCDIR:?run through make check}
 build=${TOPOAR_BUILDDIR:?run through make check}
 path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
-algorithms=${TOPOAR_ALGORITHMS:-"auto ring recursive_doubling flexreduce hring tree"}
+# Every algorithm of the engine's table (common/algorithm.hpp), and auto.
+algorithms=${TOPOAR_ALGORITHMS:-"auto $("$build/tools/topoar_plan" --list-algorithms | tr '\n' ' ')"}
 tc="$src/tests/cluster/topoar-cluster"
 
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then

@@ -62,7 +62,7 @@ for np in 1 2 3 4; do
         "${mpi[@]}" "${fakeenv[@]}" -np $np --mca coll_topoar_single_node_fallback 0 \
         "$bin" --quick --device --expect-topoar --expect-path nccl
 done
-for alg in ring recursive_doubling flexreduce hring tree; do
+for alg in ring leader flexreduce hring tree; do
     check "fake: device buffers, $alg over NCCL, np=3" " 0 failed" \
         "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_allreduce_algorithm $alg \
         "$bin" --quick --device --expect-topoar --expect-path nccl

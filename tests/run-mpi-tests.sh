@@ -10,7 +10,8 @@ build=${TOPOAR_BUILDDIR:?run through make check}
 bin="$build/tests/mpi/test_allreduce"
 mpirun=${MPIRUN:-mpirun}
 path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
-algorithms=${TOPOAR_ALGORITHMS:-"auto ring recursive_doubling flexreduce hring tree"}
+# Every algorithm of the engine's table (common/algorithm.hpp), and auto.
+algorithms=${TOPOAR_ALGORITHMS:-"auto $("$build/tools/topoar_plan" --list-algorithms | tr '\n' ' ')"}
 max_np=${TOPOAR_MAX_NP:-8}
 logdir=$(mktemp -d /tmp/topoar-mpi-tests.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
@@ -67,6 +68,22 @@ check "correctness segment_size=0 pipeline_size=0 np=4" \
     "${mpi[@]}" --mca coll_topoar_segment_size 0 --mca coll_topoar_pipeline_size 0 \
     --mca coll_topoar_allreduce_algorithm flexreduce -np 4 "$bin" --quick --expect-topoar
 
+# The latency algorithm's deprecated name still selects it (number 2).
+expect_output "deprecated name recursive_doubling selects leader" "last_algorithm: leader \(value 2" \
+    "${mpi[@]}" --mca coll_topoar_allreduce_algorithm recursive_doubling --mca coll_topoar_single_node_fallback 0 \
+    -np 3 "$bin" --quick --expect-topoar
+
+# Settings that decide message pairing must agree: a rank with another
+# value makes every rank fall back at set-up, said once with both values
+# (rank 0's and the differing rank's), and the answers stay right.
+expect_output "mismatched segment_size falls back" \
+    "coll_topoar_segment_size differs across ranks: rank 0 has '4096', rank 1 has '32768'.* 0 failed" \
+    bash -c '"$@" 2>&1 | tr "\n" " "' _ "${mpi[@]}" --mca coll_topoar_single_node_fallback 0 \
+    -np 1 env OMPI_MCA_coll_topoar_segment_size=4096 "$bin" --quick : -np 2 "$bin" --quick
+expect_output "mismatched algorithm falls back" \
+    "coll_topoar_allreduce_algorithm differs across ranks: rank 0 has 'auto', rank 2 has 'ring'.* 0 failed" \
+    bash -c '"$@" 2>&1 | tr "\n" " "' _ "${mpi[@]}" --mca coll_topoar_single_node_fallback 0 \
+    -np 2 "$bin" --quick : -np 1 env OMPI_MCA_coll_topoar_allreduce_algorithm=ring "$bin" --quick
 # Unreadable topology file: one clear message, previous module, right answers.
 expect_output "unreadable topology file falls back" "set-up failed .*/nonexistent/topo" \
     "${mpi[@]}" --mca coll_topoar_topology_file /nonexistent/topo -np 3 "$bin" --quick

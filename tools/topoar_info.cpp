@@ -9,9 +9,11 @@
 // the tree in the topology file format (input for topoar_plan/topoar_sim).
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,29 +37,61 @@ std::string read_cvar(const char* name) {
     return value;
 }
 
-// The value of a size_t control variable, or fallback if it does not exist.
-std::size_t read_size_cvar(const char* name, std::size_t fallback) {
+// The value of an integer control variable as decimal text, or "".
+std::string read_number_cvar(const char* name, bool is_size) {
     int index = -1, count = 0;
-    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return fallback;
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return "";
     MPI_T_cvar_handle h;
-    if (MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS) return fallback;
-    unsigned long long v[2] = {fallback, 0};  // room for any integer type
-    std::size_t value = fallback;
-    if (MPI_T_cvar_read(h, v) == MPI_SUCCESS) value = static_cast<std::size_t>(v[0]);
+    if (MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS) return "";
+    unsigned long long v[2] = {0, 0};  // room for any integer type
+    std::string value;
+    if (MPI_T_cvar_read(h, v) == MPI_SUCCESS) {
+        int i = 0;
+        std::memcpy(&i, v, sizeof i);
+        value = is_size ? std::to_string(static_cast<std::size_t>(v[0])) : std::to_string(i);
+    }
     MPI_T_cvar_handle_free(&h);
     return value;
 }
 
+// Every engine parameter of the table (topoar_param_info) as the
+// component has it, as text; "" where the component is not loaded (the
+// engine's default then).
+std::map<std::string, std::string> read_engine_params() {
+    std::map<std::string, std::string> out;
+    for (int i = 0; i < topoar_param_count(); ++i) {
+        topoar_param_info_t p;
+        if (topoar_param_info(i, &p) != TOPOAR_OK) continue;
+        std::string cvar = std::string("coll_topoar_") + p.name;
+        if (p.type == TOPOAR_PARAM_STRING) out[p.name] = read_cvar(cvar.c_str());
+        else out[p.name] = read_number_cvar(cvar.c_str(), p.type == TOPOAR_PARAM_SIZE);
+        if (p.type == TOPOAR_PARAM_BOOL && !out[p.name].empty()) out[p.name] = out[p.name] == "0" ? "0" : "1";
+    }
+    return out;
+}
+
+// The algorithm table (topoar_algorithm_info).
+void print_algorithms() {
+    std::printf("algorithms (coll_topoar_allreduce_algorithm):\n");
+    for (int i = 0; i < topoar_algorithm_count(); ++i) {
+        topoar_algorithm_info_t a;
+        if (topoar_algorithm_info(i, &a) != TOPOAR_OK) continue;
+        std::printf("  %d %-12s %s%s%s%s\n", a.id, a.name, a.description, a.alias ? " (deprecated name: " : "",
+                    a.alias ? a.alias : "", a.alias ? ")" : "");
+    }
+}
+
 void usage() {
     std::printf(
-        "usage: topoar_info [--text] [--topology-file F] [--rack-file F]\n"
+        "usage: topoar_info [--text | --algorithms] [--topology-file F] [--rack-file F]\n"
         "                   [--socket-link L] [--node-link L] [--rack-link L] [--spine-link L]\n"
         "                   [--model-overhead T] [--model-margin F]\n"
         "Prints the topology topoar discovers for MPI_COMM_WORLD (run it under mpirun\n"
         "with the job's layout) and, without --text, the table auto would build from\n"
         "the cost model for it.  L is BANDWIDTH[,LATENCY], e.g. 200Mbit,50us; T a\n"
         "time such as 40us (default: coll_topoar_model_overhead); F a fraction such\n"
-        "as 0.15 or 15%% (default: coll_topoar_model_margin).\n");
+        "as 0.15 or 15%% (default: coll_topoar_model_margin).  --algorithms lists\n"
+        "the algorithms.\n");
 }
 
 }  // namespace
@@ -70,13 +104,8 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    std::string topology_file = read_cvar("coll_topoar_topology_file");
-    std::string rack_file = read_cvar("coll_topoar_rack_file");
-    std::string links[4] = {read_cvar("coll_topoar_socket_link"), read_cvar("coll_topoar_node_link"),
-                            read_cvar("coll_topoar_rack_link"), read_cvar("coll_topoar_spine_link")};
-    std::string overhead = read_cvar("coll_topoar_model_overhead");
-    std::string margin = read_cvar("coll_topoar_model_margin");
-    bool text = false;
+    std::map<std::string, std::string> params = read_engine_params();
+    bool text = false, algorithms = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&](std::string* out) {
@@ -87,15 +116,15 @@ int main(int argc, char** argv) {
             }
             *out = argv[++i];
         };
+        // --NAME-WITH-DASHES sets the engine parameter NAME.
+        std::string pname = a.size() > 2 ? a.substr(2) : "";
+        std::replace(pname.begin(), pname.end(), '-', '_');
         if (a == "--text") text = true;
-        else if (a == "--topology-file") value(&topology_file);
-        else if (a == "--rack-file") value(&rack_file);
-        else if (a == "--socket-link") value(&links[0]);
-        else if (a == "--node-link") value(&links[1]);
-        else if (a == "--rack-link") value(&links[2]);
-        else if (a == "--spine-link") value(&links[3]);
-        else if (a == "--model-overhead") value(&overhead);
-        else if (a == "--model-margin") value(&margin);
+        else if (a == "--algorithms") algorithms = true;
+        else if (pname == "topology_file" || pname == "rack_file" || pname == "socket_link" ||
+                 pname == "node_link" || pname == "rack_link" || pname == "spine_link" ||
+                 pname == "model_overhead" || pname == "model_margin")
+            value(&params[pname]);
         else if (a == "-h" || a == "--help") {
             if (rank == 0) usage();
             MPI_Finalize();
@@ -117,23 +146,20 @@ int main(int argc, char** argv) {
 
     int rc = 0;
     if (rank == 0) {
-        topoar_config_t cfg{};
-        cfg.algorithm = TOPOAR_ALG_AUTO;
-        cfg.topology_file = topology_file.c_str();
-        cfg.rack_file = rack_file.c_str();
-        cfg.socket_link = links[0].c_str();
-        cfg.node_link = links[1].c_str();
-        cfg.rack_link = links[2].c_str();
-        cfg.spine_link = links[3].c_str();
         // The table auto builds at set-up (not for one host, which auto
-        // hands down).
-        cfg.model_table = text ? 0 : 1;
-        cfg.single_node_hand_down = 1;
-        cfg.model_overhead = overhead.c_str();
-        cfg.model_margin = margin.c_str();
-        cfg.segment_bytes = read_size_cvar("coll_topoar_segment_size", 32768);
-        cfg.pipeline_bytes = read_size_cvar("coll_topoar_pipeline_size", 32768);
-        cfg.small_msg_bytes = read_size_cvar("coll_topoar_small_msg_size", 65536);
+        // hands down): always auto, as the component without a forced
+        // algorithm.
+        params["allreduce_algorithm"] = "auto";
+        params["model_table"] = text ? "0" : "1";
+        params["single_node_fallback"] = "1";
+        std::vector<const char*> names, values;
+        for (const auto& kv : params) {
+            names.push_back(kv.first.c_str());
+            values.push_back(kv.second.c_str());
+        }
+        topoar_config_t cfg{static_cast<int>(names.size()), names.data(), values.data()};
+        const std::string& topology_file = params["topology_file"];
+        const std::string& rack_file = params["rack_file"];
         topoar_engine_t* e = topoar_engine_create(0, size, &cfg);
         if (!e) {
             std::fprintf(stderr, "topoar_info: out of memory\n");
@@ -141,6 +167,8 @@ int main(int argc, char** argv) {
         } else if (topoar_engine_setup(e, all.data()) != TOPOAR_OK) {
             std::fprintf(stderr, "topoar_info: discovery failed: %s\n", topoar_engine_error(e));
             rc = 1;
+        } else if (algorithms) {
+            print_algorithms();
         } else if (text) {
             std::string t = topoar_engine_topology_text(e);
             if (!t.empty() && t.back() != '\n') t += '\n';

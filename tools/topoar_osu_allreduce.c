@@ -376,17 +376,40 @@ static int parse_exclude(const char *spec, int nranks, char *excluded)
 
 struct alg_probe {
     int available;
+    char desc[2048];            /* the variable's description */
     MPI_T_pvar_session session;
     MPI_T_pvar_handle handle;
     MPI_T_enum enumtype;
     int num_items;
 };
 
+/* The name listed after VALUE in the last_algorithm variable's description
+ * ("...: 0 none, 1 ring, 2 leader, ..., 100 fallback (handed down)"), which
+ * topoar generates from its algorithm table; 0 if it is not listed. */
+static int name_in_description(const char *desc, int value, char *out, size_t len)
+{
+    const char *p = strchr(desc, ':');
+    while (NULL != p) {
+        char *end;
+        long v;
+        p++;
+        while (' ' == *p) p++;
+        v = strtol(p, &end, 10);
+        if (end != p && ' ' == *end && v == value) {
+            int n = (int) strcspn(end + 1, ", ");
+            snprintf(out, len, "%.*s", n, end + 1);
+            return 1;
+        }
+        p = strchr(p, ',');
+    }
+    return 0;
+}
+
 static void alg_probe_open(struct alg_probe *p)
 {
     int provided, index, rc, count;
     int name_len, desc_len, verbosity, var_class, bind, readonly, cont, atomic;
-    char name[256], desc[1024];
+    char name[256], desc[2048];
     MPI_Datatype dtype;
 
     memset(p, 0, sizeof(*p));
@@ -403,6 +426,7 @@ static void alg_probe_open(struct alg_probe *p)
                                            desc, &desc_len, &bind, &readonly,
                                            &cont, &atomic))
         return;
+    snprintf(p->desc, sizeof(p->desc), "%s", desc);
     if (MPI_INT != dtype || MPI_T_BIND_NO_OBJECT != bind) {
         if (0 == world_rank)
             fprintf(stderr, "%s: warning: pvar %s has an unexpected type or "
@@ -459,19 +483,11 @@ static void alg_probe_read(struct alg_probe *p, char *out, size_t out_len)
             return;
         }
     }
-    /* topoar 0.1 registers the variable without an MPI_T enum (Open MPI
-     * 4.1.4's ompi_info crashes on enum pvars); its values are documented
-     * in the variable's description. */
-    switch (value) {
-    case 0: snprintf(out, out_len, "none"); return;
-    case 1: snprintf(out, out_len, "ring"); return;
-    case 2: snprintf(out, out_len, "recursive_doubling"); return;
-    case 3: snprintf(out, out_len, "hring"); return;
-    case 4: snprintf(out, out_len, "flexreduce"); return;
-    case 5: snprintf(out, out_len, "tree"); return;
-    case 100: snprintf(out, out_len, "fallback"); return;
-    default: snprintf(out, out_len, "%d", value);
-    }
+    /* topoar registers the variable without an MPI_T enum (Open MPI
+     * 4.1.4's ompi_info crashes on enum pvars); its description lists the
+     * values, from topoar's algorithm table. */
+    if (!name_in_description(p->desc, value, out, out_len))
+        snprintf(out, out_len, "%d", value);
 }
 
 static void alg_probe_close(struct alg_probe *p)

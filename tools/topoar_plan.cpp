@@ -3,8 +3,9 @@
 //
 //   topoar_plan [options] TOPOLOGY_FILE
 //
-//   --algorithm NAME   ring, recursive_doubling, hring, flexreduce, tree
-//                      (default flexreduce)
+//   --algorithm NAME   one of the algorithm table's (algorithm.hpp; default
+//                      flexreduce)
+//   --list-algorithms  print their names, one a line, and exit
 //   --count N          elements (default 1024)
 //   --elem-size B      bytes per element (default 8)
 //   --segment BYTES    pipelining segment, as coll_topoar_segment_size:
@@ -44,14 +45,16 @@ using namespace topoar;
 
 namespace {
 
-const char kUsage[] =
-    "usage: topoar_plan [--algorithm NAME] [--count N] [--elem-size B] [--segment BYTES]\n"
-    "                   [--trees K] [--factors AxBx..] [--rank R] [--quiet] [--check] TOPOLOGY_FILE\n"
-    "  NAME: ring, recursive_doubling, hring, flexreduce, tree (default flexreduce)\n"
-    "  BYTES: a number with optional K, M or G (binary) suffix; 0 = no pipelining\n";
+std::string usage() {
+    return "usage: topoar_plan [--algorithm NAME] [--count N] [--elem-size B] [--segment BYTES]\n"
+           "                   [--trees K] [--factors AxBx..] [--rank R] [--quiet] [--check] TOPOLOGY_FILE\n"
+           "       topoar_plan --list-algorithms\n"
+           "  NAME: " + algorithm_names(concrete_algorithms()) + " (default flexreduce)\n"
+           "  BYTES: a number with optional K, M or G (binary) suffix; 0 = no pipelining\n";
+}
 
 int usage_error(const std::string& msg) {
-    std::cerr << "topoar_plan: " << msg << "\n" << kUsage;
+    std::cerr << "topoar_plan: " << msg << "\n" << usage();
     return 2;
 }
 
@@ -210,7 +213,10 @@ int main(int argc, char** argv) {
         };
         std::string v;
         if (a == "-h" || a == "--help") {
-            std::cout << kUsage;
+            std::cout << usage();
+            return 0;
+        } else if (a == "--list-algorithms") {
+            for (Algorithm x : concrete_algorithms()) std::cout << algorithm_name(x) << "\n";
             return 0;
         } else if (a == "--check") {
             check = true;
@@ -248,7 +254,7 @@ int main(int argc, char** argv) {
     if (file.empty()) return usage_error("no topology file given");
     Algorithm alg;
     if (!algorithm_from_name(alg_name, &alg) || alg == Algorithm::automatic)
-        return usage_error("unknown algorithm '" + alg_name + "' (ring, recursive_doubling, hring, flexreduce, tree)");
+        return usage_error("unknown algorithm '" + alg_name + "' (" + algorithm_names(concrete_algorithms()) + ")");
 
     Topology topo;
     Status s = Topology::from_file(file, &topo);
@@ -262,7 +268,7 @@ int main(int argc, char** argv) {
 
     // The options the engine would plan with.
     EngineConfig cfg;
-    cfg.segment_bytes = segment;
+    cfg.segment_size = segment;
     cfg.num_trees = trees;
     cfg.hring_factors = factors;
     Engine engine(0, topo.num_ranks(), cfg);
@@ -318,9 +324,10 @@ int main(int argc, char** argv) {
             std::cout << "check: FAILED: " << s.message() << "\n";
             return 1;
         }
-        // Recursive doubling completes every element on every rank (one
-        // expression tree, evaluated P times); all others reduce once.
-        bool once = alg != Algorithm::recursive_doubling;
+        // The latency algorithm's recursive doubling completes every
+        // element on every rank (one expression tree, evaluated P times);
+        // all others reduce once.
+        bool once = alg != Algorithm::leader;
         if (plan.nranks > 1 && plan.count > 0 && once && (lo != 1 || hi != 1)) {
             std::cout << "check: FAILED: elements are completed by " << lo << " to " << hi
                       << " reductions (expected exactly one owner each)\n";

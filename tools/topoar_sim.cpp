@@ -92,7 +92,7 @@ struct Options {
     bool search_hring = false;
     int levels = 3;
     CostParams model;
-    std::size_t pipeline = 32 * 1024;
+    std::size_t pipeline = EngineConfig{}.pipeline_size;
     std::string rules_file, csv_file;
     bool verbose = false;
     bool default_table = false;
@@ -267,8 +267,7 @@ Options parse(int argc, char** argv) {
     if (o.sizes.empty()) die("no message sizes");
     if (o.bisection == 0 && !(rack_link_given && o.rack_bandwidth > 0)) o.bisection = 1;
     if (o.algs.empty())
-        o.algs = {Algorithm::recursive_doubling, Algorithm::ring, Algorithm::hring, Algorithm::flexreduce,
-                  Algorithm::tree};
+        o.algs = model_candidates();
     int machines = (o.racks || o.nodes_per_rack || o.ranks_per_node) + !o.shape.empty() + !o.topology_file.empty();
     if (machines != 1) die("describe the machine with exactly one of --racks/--nodes-per-rack/--ranks-per-node, --shape, --topology");
     return o;
@@ -408,8 +407,8 @@ int main(int argc, char** argv) {
     CommShape shape = make_comm_shape(p, per_node, racks);
 
     EngineConfig cfg;
-    cfg.segment_bytes = o.model.segment_bytes;
-    cfg.pipeline_bytes = o.pipeline;
+    cfg.segment_size = o.model.segment_bytes;
+    cfg.pipeline_size = o.pipeline;
     cfg.num_trees = o.trees;
     cfg.hring_factors = o.factors;
     Engine engine(0, p, cfg);

@@ -34,7 +34,7 @@
 // settable), the tuner measures only the algorithm set with --mca and saves
 // its medians (--save); a final --merge run turns the saved files into rules:
 //
-//   for a in ring recursive_doubling hring flexreduce tree; do
+//   for a in $(topoar_plan --list-algorithms); do
 //     mpirun ... --mca coll_topoar_allreduce_algorithm $a topoar_tune --save m.$a
 //   done
 //   topoar_tune --merge m.* -o cluster.rules      (one process is enough)
@@ -96,8 +96,7 @@ void usage() {
         "  -r N              rounds; each algorithm's median of N samples (default 5)\n"
         "  -R N              rounds for sizes up to 64K, where samples are cheap and\n"
         "                    noisy (default: -r)\n"
-        "  --algorithms L    comma-separated (default ring,recursive_doubling,hring,\n"
-        "                    flexreduce,tree)\n"
+        "  --algorithms L    comma-separated (default all: %s)\n"
         "  -o FILE           rules file to write (default topoar.rules)\n"
         "  --any-shape       rules without the ranks=/nodes=/ppn= conditions\n"
         "  -t, --tolerance P keep the previous size's choice while it is within P%%\n"
@@ -111,7 +110,8 @@ void usage() {
         "  --previous        with --compare: also the module topoar hands calls to\n"
         "                    (tuned), on a communicator topoar stays off\n"
         "  --csv FILE        with --compare: the medians as CSV\n"
-        "  -h, --help        this text\n");
+        "  -h, --help        this text\n",
+        algorithm_names(concrete_algorithms()).c_str());
 }
 
 // ---------------------------------------------------------------- options

@@ -73,7 +73,7 @@ BUILTIN_CONFIGS = [
     ("topoar-tree", "{topoar} --mca coll_topoar_allreduce_algorithm tree",
      "topoar, forced aggregation tree"),
     ("topoar-rd",
-     "{topoar} --mca coll_topoar_allreduce_algorithm recursive_doubling",
+     "{topoar} --mca coll_topoar_allreduce_algorithm leader",
      "topoar, forced recursive doubling"),
     ("tuned-default", TUNED_ONLY,
      "Open MPI tuned, its fixed decision rules"),

@@ -802,13 +802,37 @@ static struct {
     char missing[256];
 } pv;
 
+/* The name listed after VALUE in the last_algorithm variable's description
+ * ("...: 0 none, 1 ring, 2 leader, ..., 100 fallback (handed down)"), which
+ * topoar generates from its algorithm table; 0 if it is not listed. */
+static int name_in_description(const char *desc, int value, char *out, size_t len)
+{
+    const char *p = strchr(desc, ':');
+    while (NULL != p) {
+        char *end;
+        long v;
+        p++;
+        while (' ' == *p) p++;
+        v = strtol(p, &end, 10);
+        if (end != p && ' ' == *end && v == value) {
+            int n = (int) strcspn(end + 1, ", ");
+            snprintf(out, len, "%.*s", n, end + 1);
+            return 1;
+        }
+        p = strchr(p, ',');
+    }
+    return 0;
+}
+
+static char alg_desc[2048]; /* the last_algorithm variable's description */
+
 static int find_pvar(const char *want, int *idx, MPI_Datatype *dt, int *cls, int *bind,
                      int *cont, MPI_T_enum *en)
 {
     int num = 0;
     if (MPI_T_pvar_get_num(&num) != MPI_SUCCESS) return 0;
     for (int i = 0; i < num; i++) {
-        char name[256], desc[1024];
+        char name[256], desc[2048];
         int nlen = sizeof(name), dlen = sizeof(desc), verb, ro, atomic;
         MPI_T_enum e;
         if (MPI_T_pvar_get_info(i, name, &nlen, &verb, cls, dt, &e, desc, &dlen, bind, &ro,
@@ -817,6 +841,7 @@ static int find_pvar(const char *want, int *idx, MPI_Datatype *dt, int *cls, int
         if (strcmp(name, want) == 0) {
             *idx = i;
             if (en) *en = e;
+            if (strstr(want, "last_algorithm")) snprintf(alg_desc, sizeof(alg_desc), "%s", desc);
             return 1;
         }
     }
@@ -893,9 +918,9 @@ static int last_algorithm(char *name, int len)
     snprintf(name, (size_t)len, "%d", val);
     nlen = sizeof(ename);
     if (pv.alg_enum == MPI_T_ENUM_NULL || MPI_T_enum_get_info(pv.alg_enum, &num, ename, &nlen) != MPI_SUCCESS) {
-        /* no enum attached: use the names of the pvar contract */
-        static const char *cn[] = {"none", "ring", "recursive_doubling", "hring", "flexreduce", "tree"};
-        const char *n = val >= 0 && val <= 5 ? cn[val] : val == 100 ? "fallback" : "?";
+        /* no enum attached: the names listed in the pvar's description */
+        char n[64] = "?";
+        (void) name_in_description(alg_desc, val, n, sizeof(n));
         snprintf(name, (size_t)len, "%s (value %d; the pvar has no MPI_T enum)", n, val);
         return 1;
     }

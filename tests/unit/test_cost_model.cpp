@@ -703,7 +703,7 @@ static void test_bus_bandwidth_and_determinism(void** state) {
     assert_true(bus_bandwidth(1, 1e9, 1.0) == 0);
     // Same input, same prediction, bit for bit (uneven racks, all planners).
     Topology t = machine(3, 3, 3, {5e9, 2e-6}, {2e9, 1e-6}, {10e9, 0.3e-6});
-    for (Algorithm a : {Algorithm::ring, Algorithm::recursive_doubling}) {
+    for (Algorithm a : {Algorithm::ring, Algorithm::leader}) {
         Plan plan;
         assert_true(Engine::make_plan(a, t, 100003, -1, PlanOptions{}, &plan).is_ok());
         Prediction x = run(t, plan, 4, CostParams{}), y = run(t, plan, 4, CostParams{});

@@ -59,7 +59,7 @@ DefaultTableOptions engine_options(const Topology& t) {
     EngineConfig cfg;
     o.elem_size = 4;
     o.plan = Engine(0, t.num_ranks(), cfg).plan_options(o.elem_size);
-    o.model.segment_bytes = cfg.segment_bytes;
+    o.model.segment_bytes = cfg.segment_size;
     return o;
 }
 
@@ -117,7 +117,7 @@ static void test_choices_on_emulated_clusters(void** state) {
         DecisionTable table = build(c.topo, o, &rep);
         print_table(c.name, table, rep);
         check_shape(table);
-        assert_int_equal(static_cast<int>(pick(table, c.topo, 8)), static_cast<int>(Algorithm::recursive_doubling));
+        assert_int_equal(static_cast<int>(pick(table, c.topo, 8)), static_cast<int>(Algorithm::leader));
         Algorithm big = pick(table, c.topo, 8u << 20);
         if (!node_aware(big)) fail_msg("%s: %s at 8 MiB", c.name, algorithm_name(big));
         assert_true(node_aware(pick(table, c.topo, 64u << 20)));
@@ -180,8 +180,8 @@ static void test_margin(void** state) {
     assert_int_equal(static_cast<int>(pick(with_margin, racks, 8192)), static_cast<int>(Algorithm::tree));
     assert_int_equal(static_cast<int>(pick(fastest, racks, 8192)), static_cast<int>(Algorithm::flexreduce));
     // Both keep the latency algorithm for the smallest sizes.
-    assert_int_equal(static_cast<int>(pick(with_margin, racks, 8)), static_cast<int>(Algorithm::recursive_doubling));
-    assert_int_equal(static_cast<int>(pick(fastest, racks, 8)), static_cast<int>(Algorithm::recursive_doubling));
+    assert_int_equal(static_cast<int>(pick(with_margin, racks, 8)), static_cast<int>(Algorithm::leader));
+    assert_int_equal(static_cast<int>(pick(fastest, racks, 8)), static_cast<int>(Algorithm::leader));
 }
 
 // Boundaries sit at the geometric midpoint of the two sizes whose winners

@@ -184,8 +184,8 @@ void run_all(Algorithm alg, const Topology& topo, std::size_t count, std::vector
     }
 }
 
-const Algorithm kAlgs[] = {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::hring, Algorithm::flexreduce,
-                           Algorithm::tree};
+// Every algorithm of the table (algorithm.hpp).
+const std::vector<Algorithm> kAlgs = concrete_algorithms();
 
 }  // namespace
 

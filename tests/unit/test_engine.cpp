@@ -9,6 +9,10 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
+#include "cost_model.hpp"
+#include "default_table.hpp"
 #include "engine.hpp"
 #include "executor.hpp"
 #include "exec_harness.hpp"
@@ -102,6 +106,129 @@ static void test_ring_follows_given_order(void** state) {
         for (const auto& round : plan.of(order[pos]).rounds)
             for (const auto& op : round.ops)
                 if (op.kind == OpKind::send) assert_int_equal(op.peer, order[(pos + 1) % order.size()]);
+}
+
+Topology hosts_topology(const std::vector<int>& per_host) {
+    std::vector<RankInfo> ranks;
+    for (std::size_t h = 0; h < per_host.size(); ++h)
+        for (int i = 0; i < per_host[h]; ++i) {
+            RankInfo r;
+            r.host = "h" + std::to_string(h);
+            ranks.push_back(r);
+        }
+    Topology t;
+    assert_true(discover_topology(ranks, DiscoveryOptions{}, &t).is_ok());
+    return t;
+}
+
+// The algorithm table (algorithm.hpp) and what is generated from it.
+static void test_algorithm_table(void** state) {
+    (void)state;
+    const AlgorithmInfo* t = algorithm_table();
+    for (int i = 0; i < kNumAlgorithms; ++i) {
+        assert_int_equal(static_cast<int>(t[i].id), i);
+        Algorithm back;
+        assert_true(algorithm_from_name(t[i].name, &back));
+        assert_int_equal(static_cast<int>(back), i);
+        if (t[i].alias) {
+            assert_true(algorithm_from_name(t[i].alias, &back));
+            assert_int_equal(static_cast<int>(back), i);
+        }
+        assert_true(std::strlen(t[i].description) > 0);
+        for (int j = 0; j < i; ++j) assert_string_not_equal(t[i].name, t[j].name);
+    }
+    // The numbers are MPI_T values: never renumbered.
+    assert_string_equal(algorithm_name(Algorithm::automatic), "auto");
+    assert_int_equal(static_cast<int>(Algorithm::ring), 1);
+    assert_int_equal(static_cast<int>(Algorithm::leader), 2);
+    assert_int_equal(static_cast<int>(Algorithm::hring), 3);
+    assert_int_equal(static_cast<int>(Algorithm::flexreduce), 4);
+    assert_int_equal(static_cast<int>(Algorithm::tree), 5);
+    // The latency algorithm's old name still reads.
+    Algorithm a;
+    assert_true(algorithm_from_name("recursive_doubling", &a));
+    assert_int_equal(static_cast<int>(a), static_cast<int>(Algorithm::leader));
+    assert_false(algorithm_from_name("bogus", &a));
+    assert_string_equal(algorithm_name(static_cast<Algorithm>(kNumAlgorithms)), "unknown");
+    // The model's candidates: every concrete algorithm with a simplicity,
+    // simplest (the latency algorithm) first.
+    std::vector<Algorithm> c = model_candidates();
+    assert_false(c.empty());
+    assert_int_equal(static_cast<int>(c.front()), static_cast<int>(Algorithm::leader));
+    for (std::size_t i = 1; i < c.size(); ++i)
+        assert_true(algorithm_info(c[i - 1]).simplicity <= algorithm_info(c[i]).simplicity);
+    // Every concrete algorithm plans a valid plan through make_plan, on one
+    // host and across hosts, and the plan says which algorithm it is.
+    for (Algorithm alg : concrete_algorithms()) {
+        for (const Topology& topo : {hosts_topology({5}), hosts_topology({2, 3, 1})}) {
+            for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000)}) {
+                Plan plan;
+                Status st = Engine::make_plan(alg, topo, n, -1, PlanOptions{}, &plan);
+                if (!st) fail_msg("%s: %s", algorithm_name(alg), st.message().c_str());
+                assert_int_equal(static_cast<int>(plan.algorithm), static_cast<int>(alg));
+                expect_valid(plan, false);
+            }
+        }
+    }
+    Plan plan;
+    assert_int_equal(static_cast<int>(Engine::make_plan(Algorithm::automatic, hosts_topology({2}), 4, -1,
+                                                        PlanOptions{}, &plan).code()),
+                     static_cast<int>(Code::unsupported));
+}
+
+// The parameter table (params.hpp): defaults parse, names are unique,
+// set_param reaches the config.
+static void test_param_table(void** state) {
+    (void)state;
+    const auto& t = param_table();
+    assert_true(t.size() <= 32);  // TOPOAR_PARAM_MAX
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        assert_true(find_param(t[i].name) == &t[i]);
+        assert_true(t[i].level >= 1 && t[i].level <= 9);
+        assert_false(t[i].help.empty());
+        EngineConfig c;
+        Status s = set_param(&c, t[i].name, t[i].default_value);
+        if (!s) fail_msg("%s: default '%s': %s", t[i].name, t[i].default_value, s.message().c_str());
+    }
+    EngineConfig c;
+    assert_int_equal(c.segment_size, 32768);
+    assert_int_equal(c.pipeline_size, 32768);
+    assert_int_equal(c.small_msg_size, 65536);
+    assert_true(c.single_node_fallback && c.model_table);
+    assert_true(std::fabs(c.model_overhead - 40e-6) < 1e-15);
+    assert_true(std::fabs(c.model_margin - 0.15) < 1e-15);
+    assert_int_equal(CostParams{}.segment_bytes, c.segment_size);
+    assert_true(DefaultTableOptions{}.min_gain == c.model_margin);
+    assert_true(set_param(&c, "segment_size", "4096").is_ok());
+    assert_int_equal(c.segment_size, 4096);
+    assert_true(set_param(&c, "allreduce_algorithm", "recursive_doubling").is_ok());
+    assert_int_equal(static_cast<int>(c.algorithm), static_cast<int>(Algorithm::leader));
+    assert_true(set_param(&c, "allreduce_algorithm", "3").is_ok());
+    assert_int_equal(static_cast<int>(c.algorithm), static_cast<int>(Algorithm::hring));
+    assert_false(set_param(&c, "allreduce_algorithm", "99").is_ok());
+    assert_false(set_param(&c, "single_node_fallback", "maybe").is_ok());
+    assert_false(set_param(&c, "no_such_thing", "1").is_ok());
+    Status s = set_param(&c, "node_link", "fast");
+    assert_false(s.is_ok());
+    assert_non_null(std::strstr(s.message().c_str(), "coll_topoar_node_link 'fast'"));
+    // Fingerprints: equal values agree, different values or file contents
+    // do not.
+    const ParamInfo* seg = find_param("segment_size");
+    assert_true(param_fingerprint(*seg, "4096") == param_fingerprint(*seg, "4096"));
+    assert_true(param_fingerprint(*seg, "4096") != param_fingerprint(*seg, "32768"));
+    assert_true(param_fingerprint(*seg, "") == param_fingerprint(*seg, "32768"));  // "" is the default
+    const ParamInfo* rules = find_param("rules_file");
+    assert_true(rules->names_file && rules->must_agree);
+    char path[] = "/tmp/topoar-test-rules-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, "a", 1) == 1);
+    std::uint64_t one = param_fingerprint(*rules, path);
+    assert_true(write(fd, "b", 1) == 1);
+    close(fd);
+    assert_true(param_fingerprint(*rules, path) != one);
+    unlink(path);
+    assert_true(param_fingerprint(*rules, path) != one);  // unreadable
 }
 
 static void test_recursive_doubling_plan(void** state) {
@@ -284,7 +411,7 @@ static void test_auto_hands_single_host_down(void** state) {
     assert_false(forced.hands_down_all());
 
     EngineConfig keep;
-    keep.single_node_hand_down = false;
+    keep.single_node_fallback = false;
     Engine kept(0, 3, keep);
     assert_true(kept.setup(one_host).is_ok());
     // Kept on one host, auto runs topoar's own choice (the model table).
@@ -297,7 +424,7 @@ static void test_auto_hands_single_host_down(void** state) {
     Engine multi(0, 3, fixed);
     assert_true(multi.setup(two_hosts).is_ok());
     assert_true(multi.model_table().empty());
-    assert_int_equal(static_cast<int>(multi.choose(8)), static_cast<int>(Algorithm::recursive_doubling));
+    assert_int_equal(static_cast<int>(multi.choose(8)), static_cast<int>(Algorithm::leader));
     assert_int_equal(static_cast<int>(multi.choose(1 << 20)), static_cast<int>(Algorithm::tree));
     assert_int_equal(static_cast<int>(multi.decide(1 << 20, MemType::host).origin), static_cast<int>(Origin::builtin));
     // Device buffers are never handed down unstaged: on one host they get
@@ -352,7 +479,7 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     std::vector<RankInfo> ranks(5);
     for (int r = 0; r < 5; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
     EngineConfig cfg;
-    cfg.node_link = "200Mbit,1us";
+    assert_true(set_param(&cfg, "node_link", "200Mbit,1us").is_ok());
     Engine e(0, 5, cfg);
     assert_true(e.setup(ranks).is_ok());
     const DecisionTable& t = e.model_table();
@@ -377,8 +504,8 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     }
     // Latency-bound sizes go to the latency algorithm, bandwidth-bound ones
     // to a bandwidth algorithm (on this shape the model says so clearly).
-    assert_int_equal(static_cast<int>(e.choose(8)), static_cast<int>(Algorithm::recursive_doubling));
-    assert_int_not_equal(static_cast<int>(e.choose(64ul << 20)), static_cast<int>(Algorithm::recursive_doubling));
+    assert_int_equal(static_cast<int>(e.choose(8)), static_cast<int>(Algorithm::leader));
+    assert_int_not_equal(static_cast<int>(e.choose(64ul << 20)), static_cast<int>(Algorithm::leader));
     assert_int_not_equal(static_cast<int>(e.choose(64ul << 20)), static_cast<int>(Algorithm::ring));
 
     // A forced algorithm builds no table.
@@ -393,40 +520,37 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     // cost, latency algorithm up to larger sizes.
     auto last_rd = [&](const char* overhead) {
         EngineConfig c = cfg;
-        c.model_overhead_text = overhead;
+        assert_true(set_param(&c, "model_overhead", overhead).is_ok());
         Engine x(0, 5, c);
         assert_true(x.setup(ranks).is_ok());
         std::size_t last = 0;
         for (std::size_t b = 8; b <= (1u << 20); b *= 2)
-            if (x.choose(b) == Algorithm::recursive_doubling) last = b;
+            if (x.choose(b) == Algorithm::leader) last = b;
         return last;
     };
     assert_true(last_rd("1us") < last_rd("200us"));
 
-    // A bad value fails set-up, naming the parameter.
+    // A bad value is refused, naming the parameter.
     EngineConfig bad = cfg;
-    bad.model_overhead_text = "fast";
-    Engine b(0, 5, bad);
-    Status s = b.setup(ranks);
+    Status s = set_param(&bad, "model_overhead", "fast");
     assert_false(s.is_ok());
     assert_non_null(std::strstr(s.message().c_str(), "coll_topoar_model_overhead 'fast'"));
 
-    // The margin: a bad value fails set-up the same way; "15%" builds the
+    // The margin: a bad value is refused the same way; "15%" builds the
     // default's table ("" keeps the default).
     for (const char* m : {"1.5", "-0.1", "15", "x%", ""}) {
         EngineConfig c = cfg;
-        c.model_margin_text = m;
-        Engine x(0, 5, c);
-        Status st = x.setup(ranks);
+        Status st = set_param(&c, "model_margin", m);
         if (*m == 0) {
             assert_true(st.is_ok());
+            assert_true(std::fabs(c.model_margin - 0.15) < 1e-15);
             continue;
         }
         assert_false(st.is_ok());
         assert_non_null(std::strstr(st.message().c_str(), "coll_topoar_model_margin"));
     }
     EngineConfig pct = cfg;
-    pct.model_margin_text = "15%";
+    assert_true(set_param(&pct, "model_margin", "15%").is_ok());
     Engine y(0, 5, pct);
     assert_true(y.setup(ranks).is_ok());
     assert_string_equal(y.model_table().to_text("x").c_str(), t.to_text("x").c_str());
@@ -508,6 +632,8 @@ int main(void) {
         cmocka_unit_test(test_ring_plan_invariants),
         cmocka_unit_test(test_ring_plan_shape),
         cmocka_unit_test(test_ring_follows_given_order),
+        cmocka_unit_test(test_algorithm_table),
+        cmocka_unit_test(test_param_table),
         cmocka_unit_test(test_recursive_doubling_plan),
         cmocka_unit_test(test_only_rank_keeps_the_same_schedule),
         cmocka_unit_test(test_validate_rejects_broken_plans),

@@ -190,7 +190,7 @@ Plan plan_of(Algorithm alg, const Topology& topo, std::size_t count, std::size_t
     return plan;
 }
 
-const Algorithm kAlgs[] = {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::hring, Algorithm::flexreduce,
+const Algorithm kAlgs[] = {Algorithm::ring, Algorithm::leader, Algorithm::hring, Algorithm::flexreduce,
                            Algorithm::tree};
 
 // The planners' schedules on the emulated clusters' fixtures: eager and

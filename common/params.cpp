@@ -1,0 +1,188 @@
+#include "params.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "algorithm.hpp"
+#include "decision.hpp"
+#include "engine.hpp"
+#include "units.hpp"
+
+namespace topoar {
+
+namespace {
+
+Status parse_bool(const std::string& v, bool* out) {
+    if (v == "1" || v == "true" || v == "yes") *out = true;
+    else if (v == "0" || v == "false" || v == "no") *out = false;
+    else return Status::invalid("not a boolean (1 or 0)");
+    return Status::ok();
+}
+
+// "BANDWIDTH[,LATENCY]" over a default link.
+Status parse_link(const std::string& text, Link* link) {
+    std::size_t comma = text.find(',');
+    TOPOAR_TRY(parse_bandwidth(text.substr(0, comma), &link->bandwidth));
+    if (comma != std::string::npos) TOPOAR_TRY(parse_latency(text.substr(comma + 1), &link->latency));
+    return Status::ok();
+}
+
+Status parse_algorithm(const std::string& v, Algorithm* out) {
+    if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+        int n = std::atoi(v.c_str());
+        if (v.size() > 3 || n >= kNumAlgorithms) return Status::invalid("no algorithm has this number");
+        *out = static_cast<Algorithm>(n);
+        return Status::ok();
+    }
+    if (!algorithm_from_name(v, out))
+        return Status::invalid("unknown algorithm (auto, " + algorithm_names(concrete_algorithms()) + ")");
+    return Status::ok();
+}
+
+std::vector<ParamInfo> make_table() {
+    using T = ParamType;
+    const std::string order = algorithm_names(model_candidates());
+    std::string aliases;
+    for (Algorithm a : concrete_algorithms())
+        if (algorithm_info(a).alias)
+            aliases += std::string(aliases.empty() ? " Deprecated names: " : ", ") + algorithm_info(a).alias +
+                       " (now " + algorithm_name(a) + ")";
+    if (!aliases.empty()) aliases += ".";
+    // Rows in ompi_info's order.  Types, defaults, levels and help texts
+    // are what users see; keep them stable.
+    return {
+        {"allreduce_algorithm", T::algorithm, "auto", 5, true, false, true,
+         [](const std::string& v, EngineConfig* c) { return parse_algorithm(v, &c->algorithm); },
+         "Force one MPI_Allreduce algorithm (auto: choose per message size and topology). "
+         "Must be the same on all ranks. Settable through MPI_T at run time (topoar_tune does): "
+         "applies to communicators set up afterwards." + aliases},
+        {"segment_size", T::size, "32768", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->segment_size); },
+         "Largest message in bytes: transfers are cut into segments of this size that flow independently "
+         "(pipelining). Keep it at or below the BTL's eager limit (TCP: 64 KiB) so no segment waits for a "
+         "rendezvous handshake (0: whole transfers). Must be the same on all ranks."},
+        {"pipeline_size", T::size, "32768", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->pipeline_size); },
+         "Pipelining unit in bytes that planners build into their rounds (0: none). "
+         "Must be the same on all ranks."},
+        {"small_msg_size", T::size, "65536", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->small_msg_size); },
+         "auto's fixed choice (used when no rule and no cost-model table decides): messages of at most this "
+         "many bytes use the latency algorithm, larger ones aggregation trees"},
+        {"single_node_fallback", T::boolean, "1", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->single_node_fallback); },
+         "auto: hand calls on communicators within one host to the previous module (tuned's shared-memory "
+         "algorithms win there); 0 makes topoar run them too. A rules file takes precedence."},
+        {"topology_file", T::string, "", 4, true, true, false,
+         [](const std::string& v, EngineConfig* c) {
+             c->discovery.topology_file = v;
+             return Status::ok();
+         },
+         "Topology file describing racks/switches above the nodes and their links "
+         "(format: docs/topology-format.md); takes precedence over rack_file and Slurm"},
+        {"rack_file", T::string, "", 4, true, true, false,
+         [](const std::string& v, EngineConfig* c) {
+             c->discovery.rack_file = v;
+             return Status::ok();
+         },
+         "Host-to-rack map: lines 'hostname rack [bw=.. lat=..]'"},
+        {"rules_file", T::string, "", 4, true, true, false,
+         [](const std::string& v, EngineConfig* c) {
+             c->rules_file = v;
+             return Status::ok();
+         },
+         "Decision rules for auto: message size, communicator shape and memory type -> algorithm "
+         "(format: docs/rules-format.md; topoar_tune writes one). Must be the same on all ranks."},
+        {"model_table", T::boolean, "1", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->model_table); },
+         "auto without a matching rule: choose per message size from a table the cost model computes at "
+         "communicator set-up for the discovered topology (1), or only the fixed choice (0: latency "
+         "algorithm up to coll_topoar_small_msg_size, trees above). Verbose 10 prints the table."},
+        // The model's software cost per message: Open MPI's TCP BTL on this
+        // class of machine (docs/cost-model.md "Default table").
+        {"model_overhead", T::string, "40us", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_latency(v, &c->model_overhead); },
+         "Software cost per message the cost model assumes, e.g. '40us' (the default, Open MPI's TCP "
+         "BTL) or '2us' (RDMA networks); larger values move the switch from the latency algorithm to "
+         "the bandwidth algorithms to larger messages. Must be the same on all ranks."},
+        // The model charges extra messages less than they cost where
+        // processes share cores (docs/cost-model.md "Default table").
+        {"model_margin", T::string, "15%", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_fraction(v, &c->model_margin); },
+         "How much faster the cost model must predict an algorithm with more messages (order: " + order +
+             ") than a simpler one for the table to choose it, '0.15' or '15%' (the default); 0 takes the "
+             "fastest prediction. Must be the same on all ranks."},
+        {"socket_link", T::string, "", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_socket); },
+         "Default link of a rank to its socket, 'BANDWIDTH[,LATENCY]' e.g. '20GB/s,0.5us'"},
+        {"node_link", T::string, "", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_node); },
+         "Default up-link of a node (its network port), 'BANDWIDTH[,LATENCY]' e.g. '100Gbit,2us'"},
+        {"rack_link", T::string, "", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_rack); },
+         "Default up-link of a rack to the spine, 'BANDWIDTH[,LATENCY]'"},
+        {"spine_link", T::string, "", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_spine); },
+         "Default up-link of a spine switch, 'BANDWIDTH[,LATENCY]'"},
+    };
+}
+
+std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 14695981039346656037ull) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+}  // namespace
+
+const std::vector<ParamInfo>& param_table() {
+    static const std::vector<ParamInfo> table = make_table();
+    return table;
+}
+
+const ParamInfo* find_param(const std::string& name) {
+    for (const ParamInfo& p : param_table())
+        if (name == p.name) return &p;
+    return nullptr;
+}
+
+Status set_param(EngineConfig* cfg, const std::string& name, const std::string& value) {
+    const ParamInfo* p = find_param(name);
+    if (!p) return Status::invalid("coll_topoar_" + name + ": no such engine parameter");
+    // "" (an unset string variable) keeps the default.
+    const std::string v = value.empty() ? p->default_value : value;
+    if (v.empty()) return p->names_file ? p->parse(v, cfg) : Status::ok();  // no file / built-in link
+    Status s = p->parse(v, cfg);
+    if (!s) return Status::invalid("coll_topoar_" + name + " '" + v + "': " + s.message());
+    return Status::ok();
+}
+
+std::uint64_t param_fingerprint(const ParamInfo& p, const std::string& value) {
+    const std::string v = value.empty() ? p.default_value : value;
+    std::uint64_t h = fnv1a(v.data(), v.size());
+    if (p.names_file && !v.empty()) {
+        std::ifstream in(v, std::ios::binary);
+        if (!in) {
+            const char unreadable[] = "\1unreadable";
+            return fnv1a(unreadable, sizeof unreadable, h);
+        }
+        std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        h = fnv1a(contents.data(), contents.size(), fnv1a("\1", 1, h));
+    }
+    return h;
+}
+
+std::size_t default_segment_size() {
+    static const std::size_t v = EngineConfig{}.segment_size;
+    return v;
+}
+double default_model_margin() {
+    static const double v = EngineConfig{}.model_margin;
+    return v;
+}
+
+}  // namespace topoar
