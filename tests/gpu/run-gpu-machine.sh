@@ -91,18 +91,25 @@ log "device-buffer latency (us) at np=$np, columns: size $(ls "$out"/bench-*.log
 paste $(ls "$out"/bench-*.log) 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {line=$1; for (i=2; i<=NF; i++) if ($(i-1) ~ /^[0-9]+$/ && $i ~ /^[0-9.]+$/) line=line" "$i; print line}' \
     >>"$out/summary.txt"
 
-# 5. the memory-type check's cost on host buffers (8 B, 2 ranks)
-for rep in 1 2 3 4 5; do
+# 5. the memory-type check's cost: per query, and on an 8 B allreduce of
+#    host buffers (2 ranks, interleaved jobs)
+if cc -O2 -I"$src/cuda" -o "$work/mem_type_cost" "$src/tests/gpu/mem_type_cost.c" -ldl &&
+    "$work/mem_type_cost" "$prefix/lib/topoar/libtopoar_cuda.so" >"$out/mem_type_cost.log" 2>&1; then
+    log "$(cat "$out/mem_type_cost.log")"
+else
+    log "mem_type_cost: FAIL: $(cat "$out/mem_type_cost.log" 2>/dev/null)"; fails=$((fails + 1))
+fi
+for rep in 1 2 3 4 5 6 7 8 9; do
     for cuda in 0 1; do
         "${mpi[@]}" -np 2 --mca coll_topoar_cuda $cuda --mca coll_topoar_single_node_fallback 0 \
-            "$prefix/bin/topoar_osu_allreduce" -m 8:8 -i 20000 -x 2000 2>/dev/null |
+            "$prefix/bin/topoar_osu_allreduce" -m 8:8 -i 50000 -x 5000 2>/dev/null |
             awk -v c=$cuda '$1 == 8 {print c, $2}' >>"$out/detect.txt"
     done
 done
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 m0=$(awk '$1 == 0 {print $2}' "$out/detect.txt" | med)
 m1=$(awk '$1 == 1 {print $2}' "$out/detect.txt" | med)
-log "8 B host allreduce, np=2, median of 5 jobs: GPU path off ${m0} us, on ${m1} us"
+log "8 B host allreduce, np=2, median of 9 interleaved jobs: GPU path off ${m0} us, on ${m1} us"
 
 log "done: $fails failures"
 rm -rf "$work"
