@@ -35,12 +35,15 @@ int cuda_fail(cudaError_t e, const char* what, int line) {
         if (topoar_e_ != cudaSuccess) return cuda_fail(topoar_e_, #expr, __LINE__); \
     } while (0)
 
-// The driver's single-attribute query, when the driver the runtime loaded
-// has it: asked on every MPI_Allreduce with the GPU path on, and several
-// times cheaper than cudaPointerGetAttributes, which fills a whole struct
-// (measured on an H100: docs/gpu.md).  Values of cuda.h, which this file
-// does not include (no link against libcuda).
-using DriverPointerQuery = int (*)(void* data, int attribute, unsigned long long ptr);
+// The driver's pointer query, when the driver the runtime loaded has it:
+// asked on every MPI_Allreduce with the GPU path on.  Measured on an H100
+// (tests/gpu/mem_type_cost.c, docs/gpu.md): cudaPointerGetAttributes 140 ns
+// on a host pointer; the driver's cuPointerGetAttribute 38 ns on device
+// memory but 507 ns on a host pointer (its error path); the plural
+// cuPointerGetAttributes with the one attribute answers host pointers
+// without an error.  Values of cuda.h, which this file does not include
+// (no link against libcuda).
+using DriverPointerQuery = int (*)(unsigned n, int* attributes, void** data, unsigned long long ptr);
 constexpr int kCuPointerAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 constexpr unsigned kCuMemoryTypeDevice = 2;       // CU_MEMORYTYPE_DEVICE (managed reports it too)
 constexpr unsigned kCuMemoryTypeUnified = 4;      // CU_MEMORYTYPE_UNIFIED
@@ -48,7 +51,7 @@ constexpr unsigned kCuMemoryTypeUnified = 4;      // CU_MEMORYTYPE_UNIFIED
 DriverPointerQuery driver_query() {
     static DriverPointerQuery q = [] {
         void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        return h ? reinterpret_cast<DriverPointerQuery>(dlsym(h, "cuPointerGetAttribute")) : nullptr;
+        return h ? reinterpret_cast<DriverPointerQuery>(dlsym(h, "cuPointerGetAttributes")) : nullptr;
     }();
     return q;
 }
@@ -73,7 +76,9 @@ int mem_type(const void* ptr) {
     if (ptr == nullptr) return TOPOAR_CUDA_MEM_HOST;
     if (DriverPointerQuery q = driver_query()) {
         unsigned type = 0;
-        if (q(&type, kCuPointerAttributeMemoryType, reinterpret_cast<unsigned long long>(ptr)) != 0)
+        int attr = kCuPointerAttributeMemoryType;
+        void* data = &type;
+        if (q(1, &attr, &data, reinterpret_cast<unsigned long long>(ptr)) != 0)
             return TOPOAR_CUDA_MEM_HOST;  // not a CUDA pointer (the driver keeps no error state)
         return (type == kCuMemoryTypeDevice || type == kCuMemoryTypeUnified) ? TOPOAR_CUDA_MEM_DEVICE
                                                                                : TOPOAR_CUDA_MEM_HOST;

@@ -24,6 +24,22 @@ static double now(void)
 }
 
 typedef int (*attr_fn)(void *, const void *);
+typedef int (*drv_one_fn)(void *, int, unsigned long long);
+typedef int (*drv_many_fn)(unsigned, int *, void **, unsigned long long);
+static drv_one_fn drv_one;
+static drv_many_fn drv_many;
+static int q_drv_one(const void *p)
+{
+    unsigned t = 0;
+    return drv_one(&t, 2, (unsigned long long)p) ? 0 : (int)t;
+}
+static int q_drv_many(const void *p)
+{
+    unsigned t = 0;
+    int a = 2;
+    void *d = &t;
+    return drv_many(1, &a, &d, (unsigned long long)p) ? -1 : (int)t;
+}
 
 static double best_ns(int (*q)(const void *), attr_fn raw, const void *p, int *answer)
 {
@@ -68,6 +84,17 @@ int main(int argc, char **argv)
     double t_man = best_ns(api->mem_type, NULL, man, &a_man);
     double t_pin = best_ns(api->mem_type, NULL, pin, &a_pin);
     double t_rt = best_ns(NULL, attrs, host, NULL);
+    void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    drv_one = cu ? (drv_one_fn)dlsym(cu, "cuPointerGetAttribute") : NULL;
+    drv_many = cu ? (drv_many_fn)dlsym(cu, "cuPointerGetAttributes") : NULL;
+    if (drv_one && drv_many) {
+        int t1, t2, t3;
+        double one_h = best_ns(q_drv_one, NULL, host, NULL), one_d = best_ns(q_drv_one, NULL, dev, NULL);
+        double many_h = best_ns(q_drv_many, NULL, host, &t1), many_d = best_ns(q_drv_many, NULL, dev, &t2);
+        (void)best_ns(q_drv_many, NULL, man, &t3);
+        printf("driver ns/call: cuPointerGetAttribute host %.1f device %.1f; cuPointerGetAttributes host %.1f "
+               "(type %d) device %.1f (type %d), managed type %d\n", one_h, one_d, many_h, t1, many_d, t2, t3);
+    }
     bad += (a_host != TOPOAR_CUDA_MEM_HOST) + (a_dev != TOPOAR_CUDA_MEM_DEVICE) + (a_man != TOPOAR_CUDA_MEM_DEVICE) +
            (a_pin != TOPOAR_CUDA_MEM_HOST);
     printf("mem_type ns/call: host %.1f (%s), device %.1f (%s), managed %.1f (%s), pinned %.1f (%s); "
