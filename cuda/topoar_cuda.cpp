@@ -7,6 +7,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+
 #include <cstdio>
 #include <cstring>
 
@@ -48,6 +50,57 @@ constexpr int kCuPointerAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY
 constexpr unsigned kCuMemoryTypeDevice = 2;       // CU_MEMORYTYPE_DEVICE (managed reports it too)
 constexpr unsigned kCuMemoryTypeUnified = 4;      // CU_MEMORYTYPE_UNIFIED
 
+// Whether this process uses CUDA at all: a context current on this thread or
+// an active primary context (the runtime API's) on any device.  Without
+// one no device memory can exist, so a CPU-only program on a GPU node pays
+// no pointer query; once seen, it is remembered (contexts are not usually
+// given up; a stale "yes" only costs the query).  Not visible: a context
+// made with cuCtxCreate on another thread and never made current on the
+// calling one (docs/gpu.md).
+using CtxGetCurrent = int (*)(void** ctx);
+using PrimaryCtxGetState = int (*)(int dev, unsigned* flags, int* active);
+using DeviceGet = int (*)(int* dev, int ordinal);
+struct ContextGate {
+    CtxGetCurrent current = nullptr;
+    PrimaryCtxGetState primary = nullptr;
+    int devices[64];
+    int ndev = 0;
+    std::atomic<bool> in_use{false};
+};
+
+ContextGate& gate() {
+    static ContextGate* g = [] {
+        auto* x = new ContextGate;
+        void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        int n = 0;
+        DeviceGet get = h ? reinterpret_cast<DeviceGet>(dlsym(h, "cuDeviceGet")) : nullptr;
+        if (h && get && cudaGetDeviceCount(&n) == cudaSuccess && n > 0 && n <= 64) {
+            x->current = reinterpret_cast<CtxGetCurrent>(dlsym(h, "cuCtxGetCurrent"));
+            x->primary = reinterpret_cast<PrimaryCtxGetState>(dlsym(h, "cuDevicePrimaryCtxGetState"));
+            for (int i = 0; i < n; ++i)
+                if (get(&x->devices[x->ndev], i) == 0) ++x->ndev;
+        }
+        (void)cudaGetLastError();
+        if (!x->current || !x->primary || x->ndev != n) x->in_use = true;  // cannot tell: always ask
+        return x;
+    }();
+    return *g;
+}
+
+bool cuda_in_use() {
+    ContextGate& g = gate();
+    if (g.in_use.load(std::memory_order_relaxed)) return true;
+    void* ctx = nullptr;
+    bool used = g.current(&ctx) == 0 && ctx != nullptr;
+    for (int i = 0; i < g.ndev && !used; ++i) {
+        unsigned flags = 0;
+        int active = 0;
+        used = g.primary(g.devices[i], &flags, &active) == 0 && active;
+    }
+    if (used) g.in_use.store(true, std::memory_order_relaxed);
+    return used;
+}
+
 DriverPointerQuery driver_query() {
     static DriverPointerQuery q = [] {
         void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -67,13 +120,14 @@ int probe(char* why, size_t len) {
         return 1;
     }
     (void)driver_query();  // resolved now, while single-threaded
+    (void)gate();
     return 0;
 }
 
 const char* last_error() { return g_error; }
 
 int mem_type(const void* ptr) {
-    if (ptr == nullptr) return TOPOAR_CUDA_MEM_HOST;
+    if (ptr == nullptr || !cuda_in_use()) return TOPOAR_CUDA_MEM_HOST;
     if (DriverPointerQuery q = driver_query()) {
         unsigned type = 0;
         int attr = kCuPointerAttributeMemoryType;

@@ -69,6 +69,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "no GPU path: %s%s\n", e ? e : "", why);
         return 77;
     }
+    /* before this process has any CUDA context: a CPU-only program */
+    char *early = malloc(64);
+    int a_early;
+    double t_early = best_ns(api->mem_type, NULL, early, &a_early);
+    printf("mem_type ns/call before any CUDA context: host %.1f (%s)\n", t_early,
+           a_early == TOPOAR_CUDA_MEM_HOST ? "host" : "WRONG");
     void *rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
     attr_fn attrs = (attr_fn)dlsym(rt, "cudaPointerGetAttributes");
     int (*managed)(void **, size_t, unsigned) = (int (*)(void **, size_t, unsigned))dlsym(rt, "cudaMallocManaged");
@@ -95,9 +101,9 @@ int main(int argc, char **argv)
         printf("driver ns/call: cuPointerGetAttribute host %.1f device %.1f; cuPointerGetAttributes host %.1f "
                "(type %d) device %.1f (type %d), managed type %d\n", one_h, one_d, many_h, t1, many_d, t2, t3);
     }
-    bad += (a_host != TOPOAR_CUDA_MEM_HOST) + (a_dev != TOPOAR_CUDA_MEM_DEVICE) + (a_man != TOPOAR_CUDA_MEM_DEVICE) +
+    bad += (a_early != TOPOAR_CUDA_MEM_HOST) + (a_host != TOPOAR_CUDA_MEM_HOST) + (a_dev != TOPOAR_CUDA_MEM_DEVICE) + (a_man != TOPOAR_CUDA_MEM_DEVICE) +
            (a_pin != TOPOAR_CUDA_MEM_HOST);
-    printf("mem_type ns/call: host %.1f (%s), device %.1f (%s), managed %.1f (%s), pinned %.1f (%s); "
+    printf("mem_type ns/call with a context: host %.1f (%s), device %.1f (%s), managed %.1f (%s), pinned %.1f (%s); "
            "cudaPointerGetAttributes(host) %.1f\n",
            t_host, a_host == TOPOAR_CUDA_MEM_HOST ? "host" : "WRONG", t_dev, a_dev == TOPOAR_CUDA_MEM_DEVICE ? "device" : "WRONG",
            t_man, a_man == TOPOAR_CUDA_MEM_DEVICE ? "device" : "WRONG", t_pin, a_pin == TOPOAR_CUDA_MEM_HOST ? "host" : "WRONG",
