@@ -4,7 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "planners.hpp"
+#include "planners/planners.hpp"
 
 namespace topoar {
 
@@ -105,9 +105,7 @@ std::string Engine::describe_origin(const PreparedCall& call) {
     return o + " (" + algorithm_name(call.algorithm) + " unsupported here) -> default";
 }
 
-namespace {
-
-PlanOptions plan_options_for(const EngineConfig& cfg, std::size_t elem_size) {
+PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size) {
     PlanOptions o;
     o.pipeline_elems = cfg.pipeline_size ? std::max<std::size_t>(1, cfg.pipeline_size / elem_size) : 0;
     o.num_trees = cfg.num_trees;
@@ -115,14 +113,10 @@ PlanOptions plan_options_for(const EngineConfig& cfg, std::size_t elem_size) {
     return o;
 }
 
-}  // namespace
-
-PlanOptions Engine::plan_options(std::size_t elem_size) const { return plan_options_for(cfg_, elem_size); }
-
-DefaultTableOptions Engine::table_options(const EngineConfig& cfg) {
+DefaultTableOptions table_options(const EngineConfig& cfg) {
     DefaultTableOptions o;
     o.elem_size = 4;  // float, the common case; plans differ by rounding only
-    o.plan = plan_options_for(cfg, o.elem_size);
+    o.plan = plan_options(cfg, o.elem_size);
     o.model.segment_bytes = cfg.segment_size;
     o.model.overhead = cfg.model_overhead;
     o.min_gain = cfg.model_margin;
@@ -133,24 +127,13 @@ DefaultTableOptions Engine::table_options(const EngineConfig& cfg) {
     return o;
 }
 
-Status Engine::make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank,
-                         const PlanOptions& opts, Plan* out) {
-    const int i = static_cast<int>(alg);
-    if (i <= 0 || i >= kNumAlgorithms)
-        return Status::unsupported("algorithm number " + std::to_string(i) + " is not a planning algorithm");
-    const AlgorithmInfo& a = algorithm_info(alg);
-    TOPOAR_TRY(a.plan(topo, count, only_rank, opts, out));
-    out->algorithm = alg;
-    return Status::ok();
-}
-
 Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
                         const CompiledPlan** out) {
     auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes);
     auto it = plans_.find(key);
     if (it == plans_.end()) {
         auto prepared = std::make_unique<CompiledPlan>();
-        PlanOptions opts = plan_options(elem_size);
+        PlanOptions opts = plan_options(cfg_, elem_size);
         TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;

@@ -13,16 +13,17 @@
 #include <utility>
 #include <vector>
 
-#include "algorithm.hpp"
-#include "decision.hpp"
-#include "default_table.hpp"
-#include "device_executor.hpp"
-#include "executor.hpp"
+#include "core/algorithm.hpp"
+#include "decide/decision.hpp"
+#include "exec/device_executor.hpp"
+#include "exec/executor.hpp"
+#include "model/default_table.hpp"
 #include "params.hpp"
-#include "plan.hpp"
-#include "planners.hpp"
+#include "plan/plan.hpp"
+#include "planners/planners.hpp"
 #include "status.hpp"
-#include "topology.hpp"
+#include "topology/discovery.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 
@@ -116,6 +117,14 @@ struct EngineConfig {
     std::string rules_file;
 };
 
+// The options an engine with `cfg` plans with for elements of elem_size
+// bytes (plans themselves: make_plan, planners/planners.hpp).  Tools and
+// tests plan exactly what runs with these.
+PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size);
+// The options set-up builds the cost-model table with (tools print the same
+// one).
+DefaultTableOptions table_options(const EngineConfig& cfg);
+
 class Engine {
 public:
     Engine(int rank, int size, EngineConfig cfg);
@@ -149,8 +158,6 @@ public:
     const DecisionTable& model_table() const { return model_table_; }
     const DefaultTableReport& model_report() const { return model_report_; }
     double model_setup_seconds() const { return model_seconds_; }
-    // The options set-up builds the table with (tools print the same one).
-    static DefaultTableOptions table_options(const EngineConfig& cfg);
     const CommShape& shape() const { return shape_; }
     // What decided a prepared call, for people: "forced", "cost model",
     // "default", a rule's "file:line", or "FILE:LINE (ALG unsupported
@@ -172,13 +179,6 @@ public:
     // reason); for tests and tools.
     Status allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
                      Reducer& reducer, Algorithm* used);
-
-    // Builds the plan of `alg` for `count` elements; only_rank as in
-    // PlanBuilder.  Public so tests and tools plan exactly what runs.
-    static Status make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank,
-                            const PlanOptions& opts, Plan* out);
-    // The options the engine plans with for elements of elem_size bytes.
-    PlanOptions plan_options(std::size_t elem_size) const;
 
 private:
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,

@@ -14,8 +14,8 @@
 #include "engine.hpp"
 
 
-#include "hwloc_probe.hpp"
 #include "topoar_engine.h"
+#include "topology/hwloc_probe.hpp"
 
 static_assert(TOPOAR_MEM_HOST == static_cast<int>(topoar::MemType::host), "C and C++ memory types differ");
 static_assert(TOPOAR_MEM_CUDA == static_cast<int>(topoar::MemType::cuda), "C and C++ memory types differ");

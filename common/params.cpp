@@ -4,10 +4,10 @@
 #include <fstream>
 #include <iterator>
 
-#include "algorithm.hpp"
-#include "decision.hpp"
+#include "core/algorithm.hpp"
+#include "core/units.hpp"
+#include "decide/decision.hpp"
 #include "engine.hpp"
-#include "units.hpp"
 
 namespace topoar {
 

@@ -26,7 +26,7 @@ enum {
     TOPOAR_ERR_INTERNAL = 5,    /* a bug */
 };
 
-/* Algorithms: the table of common/algorithm.hpp.  Their numbers are the
+/* Algorithms: the table of common/core/algorithm.hpp.  Their numbers are the
  * MCA/MPI_T values and never change; 0 is auto.  Everything else (names,
  * descriptions, how many) comes from the accessors below. */
 enum {

@@ -12,7 +12,7 @@
  *   NCCL        topoar's plan for the call (the same Plan the host runs):
  *               one ncclGroupStart..ncclSend/ncclRecv..ncclGroupEnd per
  *               round, received segments reduced by topoar's kernels on the
- *               same stream (common/device_executor.*).
+ *               same stream (common/exec/device_executor.*).
  *   staged      device -> pinned host -> topoar's host plan over the PML ->
  *               device: when NCCL is off or failed to set up, or the pair
  *               has no kernel.  Debian's Open MPI is not CUDA-aware, so this

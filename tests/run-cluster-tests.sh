@@ -12,7 +12,7 @@ set -u
 src=${TOPOAR_SRCDIR:?run through make check}
 build=${TOPOAR_BUILDDIR:?run through make check}
 path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
-# Every algorithm of the engine's table (common/algorithm.hpp), and auto.
+# Every algorithm of the engine's table (common/core/algorithm.hpp), and auto.
 algorithms=${TOPOAR_ALGORITHMS:-"auto $("$build/tools/topoar_plan" --list-algorithms | tr '\n' ' ')"}
 tc="$src/tests/cluster/topoar-cluster"
 

@@ -10,7 +10,7 @@ build=${TOPOAR_BUILDDIR:?run through make check}
 bin="$build/tests/mpi/test_allreduce"
 mpirun=${MPIRUN:-mpirun}
 path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
-# Every algorithm of the engine's table (common/algorithm.hpp), and auto.
+# Every algorithm of the engine's table (common/core/algorithm.hpp), and auto.
 algorithms=${TOPOAR_ALGORITHMS:-"auto $("$build/tools/topoar_plan" --list-algorithms | tr '\n' ' ')"}
 max_np=${TOPOAR_MAX_NP:-8}
 logdir=$(mktemp -d /tmp/topoar-mpi-tests.XXXXXX)

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "core/units.hpp"
 #include "engine.hpp"
 #include "topoar_engine.h"
-#include "topology.hpp"
-#include "units.hpp"
+#include "topology/topology.hpp"
 
 namespace {
 

@@ -20,9 +20,10 @@
 //
 // The topology file has the format of docs/topology-format.md (the one
 // coll_topoar_topology_file reads); it must list every rank.  The plan is
-// built by Engine::make_plan with the options the engine itself would use,
-// so what is printed is what runs.  Exit status: 0 fine, 1 planning or
-// check failed, 2 bad usage or unreadable/malformed topology file.
+// built by make_plan with the options the engine itself would use
+// (plan_options), so what is printed is what runs.  Exit status: 0 fine,
+// 1 planning or check failed, 2 bad usage or unreadable/malformed topology
+// file.
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -36,10 +37,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/units.hpp"
 #include "engine.hpp"
-#include "planner_flex.hpp"
-#include "topology.hpp"
-#include "units.hpp"
+#include "planners/planner_flex.hpp"
+#include "topology/topology.hpp"
 
 using namespace topoar;
 
@@ -271,8 +272,7 @@ int main(int argc, char** argv) {
     cfg.segment_size = segment;
     cfg.num_trees = trees;
     cfg.hring_factors = factors;
-    Engine engine(0, topo.num_ranks(), cfg);
-    const PlanOptions opts = engine.plan_options(elem_size);
+    const PlanOptions opts = plan_options(cfg, elem_size);
 
     std::cout << "topology " << file << " (" << topo.num_ranks() << " ranks, depth " << topo.depth() << "):\n";
     describe(topo, std::cout);
@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
     }
 
     Plan plan;
-    s = Engine::make_plan(alg, topo, count, -1, opts, &plan);
+    s = make_plan(alg, topo, count, -1, opts, &plan);
     if (!s) {
         std::cerr << "topoar_plan: " << algorithm_name(alg) << ": " << s.message() << "\n";
         return 1;

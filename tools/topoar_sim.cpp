@@ -4,11 +4,11 @@
 // algorithm and message size, the decision table that follows from them (as
 // a rules file), and optionally the best hierarchical-ring factorization.
 // --default-table prints the table the engine computes at communicator
-// set-up (common/default_table.hpp) and what it cost.
+// set-up (common/model/default_table.hpp) and what it cost.
 //
-// The planners are the ones that run in MPI_Allreduce (Engine::make_plan),
-// so a 2,048-rank cluster can be studied on a laptop.  See
-// docs/cost-model.md for the model and an example.
+// The planners are the ones that run in MPI_Allreduce (make_plan,
+// common/planners/planners.hpp), so a 2,048-rank cluster can be studied on a
+// laptop.  See docs/cost-model.md for the model and an example.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.hpp"
-#include "decision.hpp"
-#include "default_table.hpp"
+#include "core/units.hpp"
+#include "decide/decision.hpp"
 #include "engine.hpp"
-#include "planner_hring.hpp"
-#include "topology.hpp"
-#include "units.hpp"
+#include "model/cost_model.hpp"
+#include "model/default_table.hpp"
+#include "planners/planner_hring.hpp"
+#include "topology/topology.hpp"
 
 using namespace topoar;
 
@@ -348,7 +348,7 @@ Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Op
     }
     Plan plan;
     double c0 = cpu_now();
-    Status s = Engine::make_plan(alg, topo, count, -1, popt, &plan);
+    Status s = make_plan(alg, topo, count, -1, popt, &plan);
     r.plan_cpu = cpu_now() - c0;
     if (!s) {
         r.code = s.code();
@@ -411,8 +411,7 @@ int main(int argc, char** argv) {
     cfg.pipeline_size = o.pipeline;
     cfg.num_trees = o.trees;
     cfg.hring_factors = o.factors;
-    Engine engine(0, p, cfg);
-    PlanOptions popt = engine.plan_options(o.elem);
+    PlanOptions popt = plan_options(cfg, o.elem);
 
     std::printf("topoar_sim: %s: %d ranks, %d nodes, %d racks\n", what.c_str(), p, shape.nodes, racks);
     if (o.topology_file.empty()) {
@@ -575,7 +574,7 @@ int main(int argc, char** argv) {
     // The table Engine::setup would build (budgeted), and its cost.
     if (o.default_table) {
         // The engine's options (ladder, budget), with this run's model.
-        DefaultTableOptions dto = Engine::table_options(cfg);
+        DefaultTableOptions dto = table_options(cfg);
         dto.elem_size = o.elem;
         dto.plan = popt;
         dto.model = o.model;
@@ -587,8 +586,8 @@ int main(int argc, char** argv) {
         check(build_default_table(topo, dto, &dt, &rep));
         double cpu = cpu_now() - c0;
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-        std::printf("\ndefault table (common/default_table.hpp, what Engine::setup builds): %.3f s CPU, %.3f s wall, "
-                    "%zu predictions, %zu executor steps\n%s",
+        std::printf("\ndefault table (common/model/default_table.hpp, what Engine::setup builds): %.3f s CPU, "
+                    "%.3f s wall, %zu predictions, %zu executor steps\n%s",
                     cpu, wall, rep.predictions, rep.steps, dt.to_text("cost model, " + what).c_str());
         for (const auto& n : rep.notes) std::printf("  note: %s\n", n.c_str());
     }

@@ -52,8 +52,8 @@
 #include <string>
 #include <vector>
 
-#include "algorithm.hpp"
-#include "decision.hpp"
+#include "core/algorithm.hpp"
+#include "decide/decision.hpp"
 
 using namespace topoar;
 

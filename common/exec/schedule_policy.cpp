@@ -1,7 +1,7 @@
 // The scheduling policy shared by the executor and the cost model
 // (schedule_policy.hpp): compile_schedule states the dependencies, the
 // SchedulePolicy applies the window, per-peer order and apply rules.
-#include "schedule_policy.hpp"
+#include "exec/schedule_policy.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -43,8 +43,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "../plan.hpp"
-#include "../status.hpp"
+#include "plan/plan.hpp"
+#include "status.hpp"
 
 namespace topoar {
 

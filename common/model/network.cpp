@@ -1,5 +1,5 @@
 // The network sharing model of the cost model (network.hpp).
-#include "network.hpp"
+#include "model/network.hpp"
 
 #include <algorithm>
 #include <cmath>

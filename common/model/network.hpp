@@ -25,9 +25,9 @@
 #include <utility>
 #include <vector>
 
-#include "../cost_model.hpp"
-#include "../topology.hpp"
-#include "event_queue.hpp"
+#include "model/cost_model.hpp"
+#include "model/event_queue.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 namespace model {

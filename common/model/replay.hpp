@@ -23,10 +23,10 @@
 #include <cstddef>
 #include <vector>
 
-#include "../cost_model.hpp"
-#include "../exec/schedule_policy.hpp"
-#include "../plan.hpp"
-#include "network.hpp"
+#include "exec/schedule_policy.hpp"
+#include "model/cost_model.hpp"
+#include "model/network.hpp"
+#include "plan/plan.hpp"
 
 namespace topoar {
 namespace model {

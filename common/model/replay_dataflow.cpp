@@ -1,6 +1,6 @@
 // The dataflow replay of the cost model (replay.hpp): the executor's
 // SchedulePolicy over the modelled network.
-#include "replay.hpp"
+#include "model/replay.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -1,6 +1,6 @@
 // The round-by-round replay of the cost model (replay.hpp): the papers'
 // lock-step rounds, for their closed forms and topoar_sim --mode rounds.
-#include "replay.hpp"
+#include "model/replay.hpp"
 
 #include <algorithm>
 #include <sstream>

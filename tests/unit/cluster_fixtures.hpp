@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "topology.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar_test {
 

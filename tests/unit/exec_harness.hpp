@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "executor.hpp"
+#include "exec/executor.hpp"
 #include "fake_transport.hpp"
-#include "plan.hpp"
+#include "plan/plan.hpp"
 
 namespace topoar_test {
 

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "executor.hpp"
+#include "exec/executor.hpp"
 
 namespace topoar_test {
 

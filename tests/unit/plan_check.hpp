@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "plan.hpp"
+#include "plan/plan.hpp"
 
 namespace topoar_test {
 

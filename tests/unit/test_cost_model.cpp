@@ -1,4 +1,4 @@
-// Unit tests of the cost model (common/cost_model.*): max-min sharing, the
+// Unit tests of the cost model (common/model/cost_model.*): max-min sharing, the
 // event simulation of plans, and agreement with the papers' closed forms on
 // symmetric machines (docs/cost-model.md, "Validation").
 #include <cmath>
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.hpp"
 #include "engine.hpp"
-#include "planner_hring.hpp"
-#include "planner_tree.hpp"
-#include "planners.hpp"
+#include "model/cost_model.hpp"
+#include "planners/planner_hring.hpp"
+#include "planners/planner_tree.hpp"
+#include "planners/planners.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -104,7 +104,7 @@ double blueconnect(double n, const std::vector<int>& delta, const std::vector<do
 // The plan of `alg` as the engine would build it; false (and a skip) when
 // the engine does not have that planner yet.
 bool engine_plan(Algorithm alg, const Topology& topo, std::size_t count, const PlanOptions& o, Plan* plan) {
-    Status s = Engine::make_plan(alg, topo, count, -1, o, plan);
+    Status s = make_plan(alg, topo, count, -1, o, plan);
     if (s.code() == Code::unsupported) return false;
     if (!s) fail_msg("%s: %s", algorithm_name(alg), s.message().c_str());
     return true;
@@ -219,7 +219,7 @@ static void test_flat_ring_star_closed_form(void** state) {
         for (std::size_t per : {std::size_t(1), std::size_t(1024), std::size_t(1) << 17}) {
             std::size_t count = per * static_cast<std::size_t>(p);
             Plan plan;
-            assert_true(Engine::make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
+            assert_true(make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
             double n = 8.0 * count;
             double want = 2 * (p - 1) * (alpha + n / (p * w));
             Prediction pr = run(t, plan, 8, exact(o));
@@ -241,7 +241,7 @@ static void test_flat_ring_on_hosts_is_bandwidth_bound(void** state) {
     const int p = 16;
     std::size_t count = std::size_t(1) << 22;  // 32 MiB of doubles
     Plan plan;
-    assert_true(Engine::make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
+    assert_true(make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
     double n = 8.0 * count;
     Prediction pr = run(t, plan, 8, exact());
     double bound = 2.0 * (p - 1) / p * n / w;
@@ -376,7 +376,7 @@ static void test_uneven_two_plus_three(void** state) {
     std::size_t count = 60 * 4096;
     double n = 8.0 * count;
     Plan ring;
-    assert_true(Engine::make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &ring).is_ok());
+    assert_true(make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &ring).is_ok());
     expect_near(run(t, ring, 8, exact(0)).time, 1.6 * n / wa, 0.02, "ring on 2+3");
     Plan hr;
     assert_true(plan_hring(t, count, -1, PlanOptions{}, &hr).is_ok());
@@ -473,7 +473,7 @@ static void test_dataflow_ring_is_the_closed_form(void** state) {
         Topology t = hosts(std::vector<int>(static_cast<std::size_t>(p), 1), {w, lat}, {kFast, rlat});
         std::size_t count = 4096 * static_cast<std::size_t>(p);
         Plan plan;
-        assert_true(Engine::make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
+        assert_true(make_plan(Algorithm::ring, t, count, -1, PlanOptions{}, &plan).is_ok());
         double n = 8.0 * count;
         Prediction pr = run(t, plan, 8, dataflow_eager(o));
         expect_near(pr.time, 2 * (p - 1) * (alpha + n / (p * w)), 1e-6, "dataflow flat ring");
@@ -605,7 +605,7 @@ static void test_dataflow_quantized_sharing(void** state) {
     Topology t = machine(2, 4, 8, {12.5e9 / 2, 2e-6}, {12.5e9, 2e-6}, {10e9, 0.3e-6});
     for (Algorithm a : {Algorithm::tree, Algorithm::flexreduce, Algorithm::ring}) {
         Plan plan;
-        if (!engine_plan(a, t, (4u << 20) / 4, Engine(0, t.num_ranks(), EngineConfig{}).plan_options(4), &plan))
+        if (!engine_plan(a, t, (4u << 20) / 4, plan_options(EngineConfig{}, 4), &plan))
             continue;
         CostParams exact_c;
         exact_c.exact_flows = SIZE_MAX;
@@ -634,9 +634,8 @@ CostParams emulated() {
 
 
 double predict_engine(const Topology& t, Algorithm a, std::size_t bytes) {
-    Engine e(0, t.num_ranks(), EngineConfig{});
     Plan plan;
-    Status s = Engine::make_plan(a, t, bytes / 4, -1, e.plan_options(4), &plan);
+    Status s = make_plan(a, t, bytes / 4, -1, plan_options(EngineConfig{}, 4), &plan);
     if (!s) fail_msg("%s: %s", algorithm_name(a), s.message().c_str());
     return run(t, plan, 4, emulated()).time;
 }
@@ -705,7 +704,7 @@ static void test_bus_bandwidth_and_determinism(void** state) {
     Topology t = machine(3, 3, 3, {5e9, 2e-6}, {2e9, 1e-6}, {10e9, 0.3e-6});
     for (Algorithm a : {Algorithm::ring, Algorithm::leader}) {
         Plan plan;
-        assert_true(Engine::make_plan(a, t, 100003, -1, PlanOptions{}, &plan).is_ok());
+        assert_true(make_plan(a, t, 100003, -1, PlanOptions{}, &plan).is_ok());
         Prediction x = run(t, plan, 4, CostParams{}), y = run(t, plan, 4, CostParams{});
         assert_true(x.time == y.time && x.rank_time == y.rank_time && x.link_bytes_up == y.link_bytes_up);
         assert_true(x.time > 0);

@@ -17,7 +17,7 @@ extern "C" {
 #include <cmocka.h>
 }
 
-#include "decision.hpp"
+#include "decide/decision.hpp"
 
 using namespace topoar;
 

@@ -1,5 +1,5 @@
 // Unit tests of the built-in decision table predicted by the cost model
-// (common/default_table.*): the choices on the emulated clusters, the shape
+// (common/model/default_table.*): the choices on the emulated clusters, the shape
 // of the table, determinism and the budget.
 #include <chrono>
 #include <cmath>
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.hpp"
-#include "decision.hpp"
-#include "default_table.hpp"
+#include "decide/decision.hpp"
 #include "engine.hpp"
+#include "model/cost_model.hpp"
+#include "model/default_table.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -54,11 +54,11 @@ CommShape shape_of(const Topology& t) {
 }
 
 // What Engine::setup would pass (the engine's defaults).
-DefaultTableOptions engine_options(const Topology& t) {
+DefaultTableOptions engine_options() {
     DefaultTableOptions o;
     EngineConfig cfg;
     o.elem_size = 4;
-    o.plan = Engine(0, t.num_ranks(), cfg).plan_options(o.elem_size);
+    o.plan = plan_options(cfg, o.elem_size);
     o.model.segment_bytes = cfg.segment_size;
     return o;
 }
@@ -113,7 +113,7 @@ static void test_choices_on_emulated_clusters(void** state) {
     } cases[] = {{"2+3 ranks, 200 Mbit/s", cluster_2_3()}, {"racks 1+2 | 2+3", cluster_two_racks()}};
     for (const Case& c : cases) {
         DefaultTableReport rep;
-        DefaultTableOptions o = engine_options(c.topo);
+        DefaultTableOptions o = engine_options();
         DecisionTable table = build(c.topo, o, &rep);
         print_table(c.name, table, rep);
         check_shape(table);
@@ -141,7 +141,7 @@ static void test_margin(void** state) {
     (void)state;
     for (Topology t : {cluster_2_3(), cluster_two_racks(), machine(4, 4, 2)}) {
         for (double m : {0.0, 0.05, 0.15, 0.3}) {
-            DefaultTableOptions o = engine_options(t);
+            DefaultTableOptions o = engine_options();
             o.min_gain = m;
             DefaultTableReport rep;
             build(t, o, &rep);
@@ -172,7 +172,7 @@ static void test_margin(void** state) {
         }
     }
     Topology racks = cluster_two_racks();
-    DefaultTableOptions o = engine_options(racks);
+    DefaultTableOptions o = engine_options();
     assert_true(std::fabs(o.min_gain - EngineConfig{}.model_margin) < 1e-12);
     DecisionTable with_margin = build(racks, o);
     o.min_gain = 0;
@@ -190,7 +190,7 @@ static void test_boundaries_at_midpoints(void** state) {
     (void)state;
     Topology t = cluster_2_3();
     DefaultTableReport rep;
-    DecisionTable table = build(t, engine_options(t), &rep);
+    DecisionTable table = build(t, engine_options(), &rep);
     std::size_t changes = 0;
     for (std::size_t s = 1; s < rep.sizes.size(); ++s) {
         if (rep.winner[s] < 0 || rep.winner[s - 1] < 0 || rep.winner[s] == rep.winner[s - 1]) continue;
@@ -213,9 +213,9 @@ static void test_deterministic(void** state) {
     (void)state;
     Topology t = cluster_two_racks();
     DefaultTableReport r1, r2;
-    DecisionTable a = build(t, engine_options(t), &r1);
+    DecisionTable a = build(t, engine_options(), &r1);
     Topology copy = t;
-    DecisionTable b = build(copy, engine_options(copy), &r2);
+    DecisionTable b = build(copy, engine_options(), &r2);
     assert_true(a == b);
     assert_true(r1.time == r2.time);
     assert_string_equal(a.to_text().c_str(), b.to_text().c_str());
@@ -238,7 +238,7 @@ static void test_budget(void** state) {
                  {"64 ranks (2 racks x 4 x 8)", machine(2, 4, 8)},
                  {"512 ranks (8 racks x 8 x 8)", machine(8, 8, 8)}};
     for (const Case& c : cases) {
-        DefaultTableOptions o = engine_options(c.topo);
+        DefaultTableOptions o = engine_options();
         DefaultTableReport rep;
         auto t0 = std::chrono::steady_clock::now();
         DecisionTable table = build(c.topo, o, &rep);
@@ -267,7 +267,7 @@ static void test_budget(void** state) {
     // they keep the last winner if it won bandwidth-bound, else no rule
     // covers them (the engine's built-in choice).
     Topology t = machine(2, 4, 8);
-    DefaultTableOptions o = engine_options(t);
+    DefaultTableOptions o = engine_options();
     o.max_steps = 10000;
     o.max_total_steps = 100000;
     DefaultTableReport rep;

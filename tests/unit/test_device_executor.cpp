@@ -1,4 +1,4 @@
-// The device executor (common/device_executor.*) over an in-process,
+// The device executor (common/exec/device_executor.*) over an in-process,
 // stream-ordered fake device transport: every planner's schedule on uneven
 // hosts, exact results, bit-identical floating point, and the stream
 // discipline (nothing happens before synchronize; a send reads the buffer
@@ -23,9 +23,11 @@ extern "C" {
 #include <thread>
 #include <vector>
 
-#include "device_executor.hpp"
-#include "engine.hpp"
-#include "topology.hpp"
+#include "core/algorithm.hpp"
+#include "exec/device_executor.hpp"
+#include "planners/planners.hpp"
+#include "topology/discovery.hpp"
+#include "topology/topology.hpp"
 
 using namespace topoar;
 
@@ -167,7 +169,7 @@ void run_all(Algorithm alg, const Topology& topo, std::size_t count, std::vector
             Plan plan;
             PlanOptions opts;
             opts.pipeline_elems = 5;  // several pipelined rounds on small counts
-            Status s = Engine::make_plan(alg, topo, count, r, opts, &plan);
+            Status s = make_plan(alg, topo, count, r, opts, &plan);
             if (s) {
                 FakeDevice<T> dev(fabric, r);
                 s = run_device_schedule(plan.of(r), bufs[static_cast<std::size_t>(r)].data(), sizeof(T), dev);
@@ -241,7 +243,7 @@ static void test_one_group_per_round_one_sync(void** state) {
     Topology topo = hosts_topology({2, 2});
     Plan plan;
     PlanOptions opts;
-    assert_true(Engine::make_plan(Algorithm::ring, topo, 64, -1, opts, &plan).is_ok());
+    assert_true(make_plan(Algorithm::ring, topo, 64, -1, opts, &plan).is_ok());
     FakeFabric fabric(4);
     std::vector<std::thread> th;
     std::vector<int> groups(4), syncs(4);
@@ -290,7 +292,7 @@ public:
 static void test_failure_names_round_and_syncs(void** state) {
     (void)state;
     Plan plan;
-    assert_true(Engine::make_plan(Algorithm::ring, hosts_topology({2, 1}), 30, -1, PlanOptions{}, &plan).is_ok());
+    assert_true(make_plan(Algorithm::ring, hosts_topology({2, 1}), 30, -1, PlanOptions{}, &plan).is_ok());
     FailingDevice dev;
     std::vector<int> buf(30, 1);
     Status s = run_device_schedule(plan.of(0), buf.data(), sizeof(int), dev);

@@ -11,15 +11,15 @@
 
 #include <unistd.h>
 
-#include "cost_model.hpp"
-#include "default_table.hpp"
+#include "core/units.hpp"
 #include "engine.hpp"
-#include "executor.hpp"
+#include "exec/executor.hpp"
 #include "exec_harness.hpp"
 #include "fake_transport.hpp"
+#include "model/cost_model.hpp"
+#include "model/default_table.hpp"
 #include "plan_check.hpp"
-#include "planners.hpp"
-#include "units.hpp"
+#include "planners/planners.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -163,7 +163,7 @@ static void test_algorithm_table(void** state) {
         for (const Topology& topo : {hosts_topology({5}), hosts_topology({2, 3, 1})}) {
             for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000)}) {
                 Plan plan;
-                Status st = Engine::make_plan(alg, topo, n, -1, PlanOptions{}, &plan);
+                Status st = make_plan(alg, topo, n, -1, PlanOptions{}, &plan);
                 if (!st) fail_msg("%s: %s", algorithm_name(alg), st.message().c_str());
                 assert_int_equal(static_cast<int>(plan.algorithm), static_cast<int>(alg));
                 expect_valid(plan, false);
@@ -171,7 +171,7 @@ static void test_algorithm_table(void** state) {
         }
     }
     Plan plan;
-    assert_int_equal(static_cast<int>(Engine::make_plan(Algorithm::automatic, hosts_topology({2}), 4, -1,
+    assert_int_equal(static_cast<int>(make_plan(Algorithm::automatic, hosts_topology({2}), 4, -1,
                                                         PlanOptions{}, &plan).code()),
                      static_cast<int>(Code::unsupported));
 }
@@ -487,7 +487,7 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     // The table is the one build_default_table makes from the same inputs:
     // every size gets its algorithm from there, origin "cost model".
     DecisionTable expect;
-    assert_true(build_default_table(e.topology(), Engine::table_options(cfg), &expect).is_ok());
+    assert_true(build_default_table(e.topology(), table_options(cfg), &expect).is_ok());
     assert_string_equal(t.to_text("x").c_str(), expect.to_text("x").c_str());
     // Every rank builds the same table without talking.
     for (int r = 1; r < 5; ++r) {

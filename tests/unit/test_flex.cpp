@@ -1,4 +1,4 @@
-// Unit tests of the FlexReduce planner (common/planner_flex.*), no MPI:
+// Unit tests of the FlexReduce planner (common/planners/planner_flex.*), no MPI:
 // the paper's Fig. 2 layout, layout invariants and symbolic plan checks over
 // many asymmetric trees, link traffic against the alpha-beta optimum, and
 // execution over the threaded fake transport (exact sums, bit-identity).
@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "executor.hpp"
+#include "exec/executor.hpp"
 #include "exec_harness.hpp"
 #include "fake_transport.hpp"
 #include "plan_check.hpp"
-#include "planner_flex.hpp"
-#include "planners.hpp"
-#include "topology.hpp"
+#include "planners/planner_flex.hpp"
+#include "planners/planners.hpp"
+#include "topology/topology.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {

@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "executor.hpp"
+#include "exec/executor.hpp"
 #include "exec_harness.hpp"
 #include "fake_transport.hpp"
 #include "plan_check.hpp"
-#include "planner_hring.hpp"
-#include "planners.hpp"
-#include "topology.hpp"
+#include "planners/planner_hring.hpp"
+#include "planners/planners.hpp"
+#include "topology/topology.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {

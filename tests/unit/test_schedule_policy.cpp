@@ -21,11 +21,10 @@
 #include <thread>
 #include <vector>
 
-#include "cost_model.hpp"
-#include "engine.hpp"
-#include "executor.hpp"
+#include "exec/executor.hpp"
 #include "fake_transport.hpp"
-#include "planners.hpp"
+#include "model/cost_model.hpp"
+#include "planners/planners.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -185,7 +184,7 @@ Plan plan_of(Algorithm alg, const Topology& topo, std::size_t count, std::size_t
     PlanOptions opts;
     opts.pipeline_elems = pipeline_elems;
     Plan plan;
-    Status s = Engine::make_plan(alg, topo, count, -1, opts, &plan);
+    Status s = make_plan(alg, topo, count, -1, opts, &plan);
     if (!s) fail_msg("%s: %s", algorithm_name(alg), s.message().c_str());
     return plan;
 }

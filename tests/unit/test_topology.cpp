@@ -21,9 +21,10 @@ extern "C" {
 #include <cmocka.h>
 }
 
-#include "hwloc_probe.hpp"
-#include "topology.hpp"
-#include "units.hpp"
+#include "core/units.hpp"
+#include "topology/discovery.hpp"
+#include "topology/hwloc_probe.hpp"
+#include "topology/topology.hpp"
 
 using namespace topoar;
 

@@ -10,12 +10,12 @@
 #include <thread>
 #include <vector>
 
-#include "executor.hpp"
+#include "exec/executor.hpp"
 #include "exec_harness.hpp"
 #include "fake_transport.hpp"
 #include "plan_check.hpp"
-#include "planner_tree.hpp"
-#include "planners.hpp"
+#include "planners/planner_tree.hpp"
+#include "planners/planners.hpp"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {

@@ -2,7 +2,7 @@
 //
 // For a communicator without a rules file, auto needs to know which
 // algorithm is fastest at which message size on *this* machine.  This plans
-// every candidate with the real planners (Engine::make_plan) for a ladder of
+// every candidate with the real planners (make_plan) for a ladder of
 // sizes, predicts each plan with the dataflow cost model (cost_model.hpp),
 // and keeps the fastest per size:
 //
@@ -38,19 +38,19 @@
 #include <string>
 #include <vector>
 
-#include "algorithm.hpp"
-#include "cost_model.hpp"
-#include "decision.hpp"
+#include "core/algorithm.hpp"
+#include "decide/decision.hpp"
+#include "model/cost_model.hpp"
 #include "params.hpp"
-#include "planners.hpp"
+#include "planners/planners.hpp"
 #include "status.hpp"
-#include "topology.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 
 struct DefaultTableOptions {
     // Plans are built for elements of this size (the engine's plan options
-    // for it: Engine::plan_options(elem_size)); the model's segment size
+    // for it: plan_options(cfg, elem_size)); the model's segment size
     // should be the engine's (EngineConfig::segment_size).
     std::size_t elem_size = 4;
     PlanOptions plan;

@@ -1,4 +1,4 @@
-#include "algorithm.hpp"
+#include "core/algorithm.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "hwloc_probe.hpp"
+#include "topology/hwloc_probe.hpp"
 
 #include <hwloc.h>
 

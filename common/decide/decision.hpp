@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithm.hpp"
+#include "core/algorithm.hpp"
 #include "status.hpp"
 
 namespace topoar {

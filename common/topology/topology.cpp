@@ -1,11 +1,11 @@
-#include "topology.hpp"
+#include "topology/topology.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <ostream>
 
-#include "units.hpp"
+#include "core/units.hpp"
 
 namespace topoar {
 

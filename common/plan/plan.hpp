@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithm.hpp"
+#include "core/algorithm.hpp"
 #include "status.hpp"
 
 namespace topoar {

@@ -4,7 +4,7 @@
 //   model/replay.hpp               the replays of the ranks' schedules:
 //   model/replay_dataflow.cpp        the executor's SchedulePolicy (default)
 //   model/replay_rounds.cpp          round by round (--mode rounds)
-#include "cost_model.hpp"
+#include "model/cost_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -52,9 +52,9 @@
 #include <string>
 #include <vector>
 
-#include "planners.hpp"
+#include "planners/planners.hpp"
 #include "status.hpp"
-#include "topology.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 

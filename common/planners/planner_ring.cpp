@@ -1,8 +1,8 @@
-#include "planners.hpp"
+#include "planners/planners.hpp"
 
 #include <numeric>
 
-#include "topology.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 

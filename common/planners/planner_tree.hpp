@@ -55,8 +55,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "planners.hpp"
-#include "topology.hpp"
+#include "planners/planners.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "plan.hpp"
-#include "planners.hpp"
+#include "plan/plan.hpp"
+#include "planners/planners.hpp"
 #include "status.hpp"
-#include "topology.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 

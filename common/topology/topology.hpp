@@ -233,49 +233,6 @@ private:
 // of `ranks` lines).
 std::string format_rank_list(const std::vector<int>& ranks);
 
-// ---------------------------------------------------------------- discovery
-
-// What one rank knows about itself; the glue gathers one per rank.
-struct RankInfo {
-    std::string host;           // host name; ranks with equal names share a node
-    int socket = -1;            // package of its hwloc binding; -1 unknown/unbound
-    std::string slurm_addr;     // $SLURM_TOPOLOGY_ADDR, e.g. "s0.s1.node12"
-    std::string slurm_pattern;  // $SLURM_TOPOLOGY_ADDR_PATTERN, e.g. "switch.switch.node"
-};
-
-struct DiscoveryOptions {
-    std::string topology_file;  // topology file (docs/topology-format.md); "" = none
-    std::string rack_file;      // "host rack" lines; "" = none
-    bool use_slurm = true;      // use the ranks' Slurm addresses when all have one
-    // Up-links of discovered vertices and of file vertices without bw=/lat=;
-    // a bandwidth <= 0 means "the built-in default" (see LinkDefaults).
-    Link default_rank = LinkDefaults{}.rank;
-    Link default_socket = LinkDefaults{}.socket;
-    Link default_node = LinkDefaults{}.node;
-    Link default_rack = LinkDefaults{}.rack;
-    Link default_spine = LinkDefaults{}.spine;
-
-    // The defaults above, with unset (bandwidth <= 0) entries built-in.
-    LinkDefaults link_defaults() const;
-};
-
-// Builds the topology of a communicator from every rank's RankInfo (indexed
-// by comm rank).  Hosts come from RankInfo::host; inside a host, a socket
-// level only when all its ranks are bound and to more than one socket.  What
-// lies above the hosts comes from the first source that is configured:
-//   1. opt.topology_file: racks/spines and links; node names are host names.
-//      If it lists ranks they must put every rank on its own host (the file is
-//      then used as is); if not, it is a structure and the discovered hosts
-//      are grafted into it.  A host missing from the file is an error.
-//   2. opt.rack_file: "host rack [bw=] [lat=]" and "rack NAME [bw=] [lat=]".
-//   3. Slurm addresses, when every rank has one (last switch = rack, switches
-//      above it = spines).
-//   4. nothing: hosts directly under the root.
-// Host names match exactly, or else by their short form (up to the first '.')
-// when that is unambiguous.  An unreadable or malformed file is an error,
-// never silently skipped.
-Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt, Topology* out);
-
 // A readable tree for verbose output and topoar_info, e.g.
 //   rack r0 (2 nodes, 5 ranks) up 200 Mbit/s 100 us
 //     node host-a (2 ranks) up 1 Gbit/s 50 us

@@ -3,9 +3,9 @@
 // Everything else reads this table: the C++ enum below, the C accessors of
 // topoar_engine.h (topoar_algorithm_count/_info/_name/_from_name), the
 // coll_topoar_allreduce_algorithm MCA enum and the MPI_T last_algorithm
-// description the glue builds from them, Engine::make_plan, the cost-model
-// table's candidates and their simplicity order, rules-file names and the
-// tools' lists.  Adding an algorithm: its planner file, one row here, its
+// description the glue builds from them, make_plan (planners/planners.hpp),
+// the cost-model table's candidates and their simplicity order, rules-file
+// names and the tools' lists.  Adding an algorithm: its planner file, one row here, its
 // tests, its docs.
 //
 // The numbers are part of the user interface: they are the values of the
@@ -63,7 +63,7 @@ constexpr int kNumAlgorithms = 0 TOPOAR_ALGORITHMS(TOPOAR_ALG_COUNT_);
 #undef TOPOAR_ALG_COUNT_
 
 // Every planner: a pure function of (topology, count, options); only_rank as
-// in PlanBuilder.  Engine::make_plan calls the table's.
+// in PlanBuilder.  make_plan calls the table's.
 using PlannerFn = Status (*)(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
                              Plan* out);
 

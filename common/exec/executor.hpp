@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "exec/schedule_policy.hpp"
-#include "plan.hpp"
+#include "plan/plan.hpp"
 #include "status.hpp"
 
 namespace topoar {

@@ -1,4 +1,4 @@
-#include "units.hpp"
+#include "core/units.hpp"
 
 #include <cctype>
 #include <cerrno>

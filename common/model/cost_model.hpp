@@ -69,9 +69,9 @@
 
 #include "exec/schedule_policy.hpp"
 #include "params.hpp"
-#include "plan.hpp"
+#include "plan/plan.hpp"
 #include "status.hpp"
-#include "topology.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 

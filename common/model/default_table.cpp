@@ -1,10 +1,10 @@
 // The built-in decision table from the cost model (default_table.hpp).
-#include "default_table.hpp"
+#include "model/default_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "engine.hpp"
+#include "planners/planners.hpp"
 
 namespace topoar {
 
@@ -74,7 +74,7 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
             std::size_t steps = floor_steps;
             Plan plan;
             if (floor_steps <= opt.max_steps) {
-                Status st = Engine::make_plan(rep.algorithms[a], topo, count, -1, opt.plan, &plan);
+                Status st = make_plan(rep.algorithms[a], topo, count, -1, opt.plan, &plan);
                 if (st.code() == Code::unsupported) {
                     dropped[a] = 1;
                     rep.notes.push_back(std::string(name) + ": " + st.message());

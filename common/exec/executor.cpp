@@ -1,4 +1,4 @@
-#include "executor.hpp"
+#include "exec/executor.hpp"
 
 #include <algorithm>
 #include <cstring>

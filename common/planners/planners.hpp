@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "plan.hpp"
+#include "plan/plan.hpp"
 #include "status.hpp"
 
 namespace topoar {
@@ -44,8 +44,18 @@ Range split_range(std::size_t count, std::size_t parts, std::size_t i);
 // order (ranks of a node adjacent) makes only two hops per node cross its
 // uplink.
 Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<int>& order = {});
-// The table's ring (algorithm.hpp): plan_ring in the topology's leaf order.
 class Topology;
+
+// Builds the plan of `alg` (its row of the algorithm table,
+// core/algorithm.hpp) for `count` elements; only_rank as in PlanBuilder.
+// The engine, the cost model's default table, the tools and the tests all
+// plan through it, so they plan exactly what runs.  Code::unsupported for
+// auto or a number outside the table, or when the algorithm cannot plan on
+// this topology.
+Status make_plan(Algorithm alg, const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                 Plan* out);
+
+// The table's ring (algorithm.hpp): plan_ring in the topology's leaf order.
 Status plan_ring_algorithm(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
                            Plan* out);
 

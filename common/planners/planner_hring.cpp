@@ -1,6 +1,6 @@
 // topoar engine: hierarchical ring planner (see planner_hring.hpp for the
 // algorithm, its paper and the treatment of uneven levels).
-#include "planner_hring.hpp"
+#include "planners/planner_hring.hpp"
 
 #include <algorithm>
 #include <functional>

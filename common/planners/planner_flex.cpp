@@ -57,7 +57,7 @@
 // are exact; unit boundaries map to elements by floor(b * count / U).  For
 // trees where U would overflow, U = 2^62 and portions are split top-down
 // with the remainders going to the first children (still a partition).
-#include "planner_flex.hpp"
+#include "planners/planner_flex.hpp"
 
 #include <algorithm>
 #include <cstdint>

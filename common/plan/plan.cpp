@@ -1,4 +1,4 @@
-#include "plan.hpp"
+#include "plan/plan.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,6 +1,6 @@
 // The decision table: rules, lookup, and the rules file format
 // (docs/rules-format.md).
-#include "decision.hpp"
+#include "decide/decision.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
 // Aggregation trees (RAT) and the node-aware latency tree; see
 // planner_tree.hpp for the algorithms, diagrams and the paper sections.
-#include "planner_tree.hpp"
+#include "planners/planner_tree.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "device_executor.hpp"
+#include "exec/device_executor.hpp"
 
 #include <string>
 #include <vector>

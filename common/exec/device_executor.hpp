@@ -32,7 +32,7 @@
 
 #include <cstddef>
 
-#include "plan.hpp"
+#include "plan/plan.hpp"
 #include "status.hpp"
 
 namespace topoar {
