@@ -89,9 +89,16 @@ Decision Engine::decide(std::size_t bytes, MemType mem) const {
         return d;
     }
     // Host buffers on one host go to the previous module (tuned's
-    // shared-memory algorithms); device buffers cannot go there unstaged.
-    if (ready_ && cfg_.single_node_fallback && shape_.nodes <= 1 && mem == MemType::host) {
+    // shared-memory algorithms); device buffers cannot go there unstaged:
+    // within one host they get NCCL's own allreduce (its NVLink/PCIe rings
+    // and trees are what a topology plan would build there).
+    if (ready_ && shape_.nodes <= 1 && mem == MemType::host && cfg_.single_node_fallback) {
         d.origin = Origin::hand_down;
+        return d;
+    }
+    if (ready_ && shape_.nodes <= 1 && mem == MemType::cuda) {
+        d.algorithm = Algorithm::nccl;
+        d.origin = Origin::builtin;
         return d;
     }
     d.algorithm = builtin_choice(bytes);
@@ -163,6 +170,14 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     Algorithm alg = d.algorithm;
     std::size_t segment = d.has_segment ? d.segment_bytes : cfg_.segment_size;
     call->algorithm = alg;
+    if (algorithm_info(alg).device_only) {
+        // The GPU path runs it itself; the built-in choice's plan comes
+        // along for what it cannot do (pairs NCCL does not reduce, NCCL off).
+        if (mem != MemType::cuda)
+            return Status::unsupported(std::string(algorithm_name(alg)) + " runs on device buffers only");
+        alg = builtin_choice(count * elem_size);
+    }
+    call->plan_algorithm = alg;
     if (count == 0 || size_ == 1) return Status::ok();
     const CompiledPlan* plan = nullptr;
     Status s = plan_for(alg, count, elem_size, segment, &plan);
@@ -173,6 +188,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         alg = builtin_choice(count * elem_size);
         segment = cfg_.segment_size;
         call->algorithm = alg;
+        call->plan_algorithm = alg;
         call->fell_through = true;
         s = plan_for(alg, count, elem_size, segment, &plan);
     }

@@ -60,6 +60,9 @@ struct PreparedCall {
     bool hand_down = false;
     const char* why = nullptr;          // hand_down: the reason
     Algorithm algorithm = Algorithm::automatic;
+    // The algorithm of `plan`: `algorithm` itself, or for a device-only
+    // algorithm (nccl) the built-in choice run when it cannot be used.
+    Algorithm plan_algorithm = Algorithm::automatic;
     Origin origin = Origin::builtin;
     const char* rule = nullptr;         // Origin::rule: "file:line"
     bool fell_through = false;          // the rule's algorithm cannot plan

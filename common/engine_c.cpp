@@ -154,6 +154,7 @@ int topoar_algorithm_info(int id, topoar_algorithm_info_t* out) {
     out->alias = a.alias;
     out->description = a.description;
     out->multi_host = a.multi_host ? 1 : 0;
+    out->device_only = a.device_only ? 1 : 0;
     return TOPOAR_OK;
 }
 
@@ -281,6 +282,7 @@ int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, in
         call->hand_down = p.hand_down ? 1 : 0;
         call->why = p.why;
         call->algorithm = static_cast<int>(p.algorithm);
+        call->plan_algorithm = static_cast<int>(p.plan_algorithm);
         call->origin = static_cast<int>(p.origin);
         call->mem = mem;
         call->count = count;

@@ -40,6 +40,7 @@ typedef struct topoar_algorithm_info {
     const char *alias;       /* a deprecated name still accepted, or NULL */
     const char *description; /* one line */
     int multi_host;          /* shaped for several hosts */
+    int device_only;         /* device buffers only (the GPU path runs it) */
 } topoar_algorithm_info_t;
 
 /* Numbers 0 .. topoar_algorithm_count() - 1. */
@@ -167,7 +168,11 @@ int topoar_engine_setup(topoar_engine_t *engine, const topoar_rank_info_t *all);
 typedef struct topoar_call {
     int hand_down;      /* nonzero: give the call to the previous module */
     const char *why;    /* hand_down: the reason (static text) */
-    int algorithm;      /* TOPOAR_ALG_* that topoar_engine_run() executes */
+    int algorithm;      /* the algorithm decided (a device-only one, e.g.
+                         * nccl, is run by the GPU path itself) */
+    int plan_algorithm; /* the algorithm of the plan topoar_engine_run()
+                         * and _run_device() execute (= algorithm, or the
+                         * built-in choice behind a device-only one) */
     int origin;         /* TOPOAR_ORIGIN_* */
     int mem;            /* TOPOAR_MEM_* as passed to prepare */
     size_t count;       /* elements */

@@ -381,6 +381,6 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_HOST);
+    mca_coll_topoar_count(m, comm, bytes, call.plan_algorithm, TOPOAR_PATH_HOST);
     return OMPI_SUCCESS;
 }

@@ -448,11 +448,15 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     if (NCCL_NEW == g->nccl_state) {
         nccl_setup(m, g, comm);
     }
-    /* auto within one host: NCCL's own allreduce (its NVLink/PCIe rings and
-     * trees are what a topology plan would build there) when it reduces
-     * the pair itself. */
-    if (NCCL_READY == g->nccl_state && TOPOAR_ORIGIN_FORCED != call.origin && TOPOAR_ORIGIN_RULE != call.origin &&
-        topoar_engine_num_hosts(m->engine) <= 1 && GPU->nccl_allreduce_supported(redop, redtype)) {
+    /* The nccl algorithm (auto's choice within one host, or forced, or a
+     * rule's): NCCL's own allreduce when it reduces the pair itself; else
+     * the plan that comes with the call (call.plan_algorithm). */
+    static int nccl_alg = -2;
+    if (-2 == nccl_alg) {
+        nccl_alg = topoar_algorithm_from_name("nccl");
+    }
+    if (call.algorithm == nccl_alg && NCCL_READY == g->nccl_state &&
+        GPU->nccl_allreduce_supported(redop, redtype)) {
         rc = GPU->nccl_allreduce(rbuf, rbuf, (size_t) count, redop, redtype, g->nccl, g->stream);
         if (0 == rc) {
             rc = GPU->stream_sync(g->stream);
@@ -471,7 +475,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         if (TOPOAR_OK != rc) {
             return mca_coll_topoar_failed(m, comm, "run on the device");
         }
-        mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_NCCL);
+        mca_coll_topoar_count(m, comm, bytes, call.plan_algorithm, TOPOAR_PATH_NCCL);
         return OMPI_SUCCESS;
     }
 
@@ -491,7 +495,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         if (bytes > 0 && 0 != copy_sync(g, rbuf, h, bytes)) {
             return gpu_error(comm, "staging copy to the device");
         }
-        mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_STAGED);
+        mca_coll_topoar_count(m, comm, bytes, call.plan_algorithm, TOPOAR_PATH_STAGED);
     }
     return OMPI_SUCCESS;
 }

@@ -67,6 +67,11 @@ for alg in ring leader flexreduce hring tree; do
         "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_allreduce_algorithm $alg \
         "$bin" --quick --device --expect-topoar --expect-path nccl
 done
+check "fake: device buffers, nccl forced (ncclAllReduce, the built-in plan for other pairs), np=3" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_allreduce_algorithm nccl \
+    "$bin" --quick --device --expect-topoar --expect-path nccl
+check "fake: host buffers with nccl forced: handed down, np=3" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_allreduce_algorithm nccl "$bin" --quick
 check "fake: mixed host/device buffers, np=3" " 0 failed" \
     "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_single_node_fallback 0 \
     "$bin" --quick --device-mixed --expect-topoar --expect-path nccl

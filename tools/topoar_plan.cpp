@@ -50,7 +50,7 @@ std::string usage() {
     return "usage: topoar_plan [--algorithm NAME] [--count N] [--elem-size B] [--segment BYTES]\n"
            "                   [--trees K] [--factors AxBx..] [--rank R] [--quiet] [--check] TOPOLOGY_FILE\n"
            "       topoar_plan --list-algorithms\n"
-           "  NAME: " + algorithm_names(concrete_algorithms()) + " (default flexreduce)\n"
+           "  NAME: " + algorithm_names(host_algorithms()) + " (default flexreduce)\n"
            "  BYTES: a number with optional K, M or G (binary) suffix; 0 = no pipelining\n";
 }
 
@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
             std::cout << usage();
             return 0;
         } else if (a == "--list-algorithms") {
-            for (Algorithm x : concrete_algorithms()) std::cout << algorithm_name(x) << "\n";
+            for (Algorithm x : host_algorithms()) std::cout << algorithm_name(x) << "\n";
             return 0;
         } else if (a == "--check") {
             check = true;
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
     if (file.empty()) return usage_error("no topology file given");
     Algorithm alg;
     if (!algorithm_from_name(alg_name, &alg) || alg == Algorithm::automatic)
-        return usage_error("unknown algorithm '" + alg_name + "' (" + algorithm_names(concrete_algorithms()) + ")");
+        return usage_error("unknown algorithm '" + alg_name + "' (" + algorithm_names(host_algorithms()) + ")");
 
     Topology topo;
     Status s = Topology::from_file(file, &topo);

@@ -111,7 +111,7 @@ void usage() {
         "                    (tuned), on a communicator topoar stays off\n"
         "  --csv FILE        with --compare: the medians as CSV\n"
         "  -h, --help        this text\n",
-        algorithm_names(concrete_algorithms()).c_str());
+        algorithm_names(host_algorithms()).c_str());
 }
 
 // ---------------------------------------------------------------- options
@@ -149,7 +149,7 @@ Status parse_algorithms(const std::string& list, std::vector<Algorithm>* out) {
 
 Options parse_args(int argc, char** argv) {
     Options o;
-    for (int i = 1; i < kNumAlgorithms; ++i) o.algorithms.push_back(static_cast<Algorithm>(i));
+    o.algorithms = host_algorithms();
     auto value = [&](int& i) -> std::string {
         if (i + 1 >= argc) die(std::string("option ") + argv[i] + " needs a value");
         return argv[++i];

@@ -9,6 +9,11 @@ Status no_planner(const Topology&, std::size_t, int, const PlanOptions&, Plan*) 
     return Status::unsupported("'auto' is not an algorithm that plans");
 }
 
+// Rows that run on device buffers only have no host plan.
+Status plan_device_only(const Topology&, std::size_t, int, const PlanOptions&, Plan*) {
+    return Status::unsupported("this algorithm runs on device buffers only");
+}
+
 // Each row's planner, declared from the table (its definition lives in the
 // algorithm's planner file).
 #define TOPOAR_ALG_DECLARE_(num, ident, name, alias, planner, ...) \
@@ -18,8 +23,8 @@ TOPOAR_ALGORITHMS(TOPOAR_ALG_DECLARE_)
 
 namespace {
 
-#define TOPOAR_ALG_ROW_(num, ident, name, alias, planner, simplicity, multi_host, description) \
-    {Algorithm::ident, name, alias, &planner, simplicity, multi_host, description},
+#define TOPOAR_ALG_ROW_(num, ident, name, alias, planner, simplicity, multi_host, device_only, description) \
+    {Algorithm::ident, name, alias, &planner, simplicity, multi_host, device_only, description},
 const AlgorithmInfo kTable[kNumAlgorithms] = {TOPOAR_ALGORITHMS(TOPOAR_ALG_ROW_)};
 #undef TOPOAR_ALG_ROW_
 
@@ -73,6 +78,13 @@ std::vector<Algorithm> concrete_algorithms() {
     std::vector<Algorithm> out;
     for (const AlgorithmInfo& a : kTable)
         if (a.id != Algorithm::automatic) out.push_back(a.id);
+    return out;
+}
+
+std::vector<Algorithm> host_algorithms() {
+    std::vector<Algorithm> out;
+    for (const AlgorithmInfo& a : kTable)
+        if (a.id != Algorithm::automatic && !a.device_only) out.push_back(a.id);
     return out;
 }
 

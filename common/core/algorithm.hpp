@@ -27,7 +27,7 @@ struct Plan;
 
 // One row per algorithm:
 //   X(number, identifier, name, deprecated alias or nullptr, planner,
-//     simplicity, multi_host, description)
+//     simplicity, multi_host, device_only, description)
 // planner     a function with PlannerFn's signature, in namespace topoar
 //             (declared from this table; no_planner for auto)
 // simplicity  place in the cost model's order of preference (fewer
@@ -35,22 +35,27 @@ struct Plan;
 //             by coll_topoar_model_margin); -1: not a table candidate
 // multi_host  shaped for several hosts: on one host it degenerates to its
 //             flat form
+// device_only runs on device buffers only (no host plan: its planner says
+//             unsupported; the GPU path runs it)
 // description one line for people (topoar_info, docs, MCA help)
 #define TOPOAR_ALGORITHMS(X)                                                                                   \
-    X(0, automatic, "auto", nullptr, no_planner, -1, false,                                                     \
+    X(0, automatic, "auto", nullptr, no_planner, -1, false, false,                                                     \
       "choose per message size and communicator: rules file, then the cost-model table, then the built-in "    \
       "choice")                                                                                                 \
-    X(1, ring, "ring", nullptr, plan_ring_algorithm, 4, false,                                                  \
+    X(1, ring, "ring", nullptr, plan_ring_algorithm, 4, false, false,                                                  \
       "flat ring reduce-scatter + all-gather in topology order; 2(p-1) rounds, bandwidth-optimal")             \
-    X(2, leader, "leader", "recursive_doubling", plan_leader, 0, true,                                         \
+    X(2, leader, "leader", "recursive_doubling", plan_leader, 0, true, false,                                         \
       "reduce to a leader per host, leaders exchange by recursive doubling or a tree, broadcast inside the "   \
       "host; on one host plain recursive doubling (latency algorithm)")                                        \
-    X(3, hring, "hring", nullptr, plan_hring, 3, true,                                                          \
+    X(3, hring, "hring", nullptr, plan_hring, 3, true, false,                                                          \
       "hierarchical ring: p1 x p2 x ... x ph rings along the topology levels")                                 \
-    X(4, flexreduce, "flexreduce", nullptr, plan_flexreduce, 2, true,                                           \
+    X(4, flexreduce, "flexreduce", nullptr, plan_flexreduce, 2, true, false,                                           \
       "FlexReduce: uneven reduce-scatter/all-gather over the topology tree")                                    \
-    X(5, tree, "tree", nullptr, plan_tree, 1, true,                                                             \
-      "aggregation trees (RAT): K rotating trees, one aggregator per oversubscribed region")
+    X(5, tree, "tree", nullptr, plan_tree, 1, true, false,                                                      \
+      "aggregation trees (RAT): K rotating trees, one aggregator per oversubscribed region")                    \
+    X(6, nccl, "nccl", nullptr, plan_device_only, -1, false, true,                                              \
+      "device buffers only: NCCL's own ncclAllReduce (auto's choice within one host); pairs NCCL cannot "      \
+      "reduce run the built-in plan with topoar's kernels")
 
 enum class Algorithm : int {
 #define TOPOAR_ALG_ENUM_(num, ident, ...) ident = num,
@@ -74,6 +79,7 @@ struct AlgorithmInfo {
     PlannerFn plan;
     int simplicity;
     bool multi_host;
+    bool device_only;
     const char* description;
 };
 
@@ -89,6 +95,8 @@ bool algorithm_from_name(const std::string& name, Algorithm* out);
 std::vector<Algorithm> model_candidates();
 // Every algorithm but auto, by number.
 std::vector<Algorithm> concrete_algorithms();
+// Those that plan for host buffers (not device_only), by number.
+std::vector<Algorithm> host_algorithms();
 // "a, b, c" of names (for usage and error messages).
 std::string algorithm_names(const std::vector<Algorithm>& algs);
 

@@ -157,9 +157,18 @@ static void test_algorithm_table(void** state) {
     assert_int_equal(static_cast<int>(c.front()), static_cast<int>(Algorithm::leader));
     for (std::size_t i = 1; i < c.size(); ++i)
         assert_true(algorithm_info(c[i - 1]).simplicity <= algorithm_info(c[i]).simplicity);
-    // Every concrete algorithm plans a valid plan through make_plan, on one
-    // host and across hosts, and the plan says which algorithm it is.
-    for (Algorithm alg : concrete_algorithms()) {
+    // Every host algorithm plans a valid plan through make_plan, on one
+    // host and across hosts, and the plan says which algorithm it is; a
+    // device-only one refuses to plan (the GPU path runs it).
+    assert_int_equal(static_cast<int>(Algorithm::nccl), 6);
+    assert_true(algorithm_info(Algorithm::nccl).device_only);
+    assert_int_equal(static_cast<int>(host_algorithms().size()) + 1, static_cast<int>(concrete_algorithms().size()));
+    {
+        Plan p;
+        assert_int_equal(static_cast<int>(make_plan(Algorithm::nccl, hosts_topology({2}), 4, -1, PlanOptions{}, &p).code()),
+                         static_cast<int>(Code::unsupported));
+    }
+    for (Algorithm alg : host_algorithms()) {
         for (const Topology& topo : {hosts_topology({5}), hosts_topology({2, 3, 1})}) {
             for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000)}) {
                 Plan plan;
@@ -430,6 +439,25 @@ static void test_auto_hands_single_host_down(void** state) {
     // Device buffers are never handed down unstaged: on one host they get
     // topoar's built-in choice.
     assert_int_equal(static_cast<int>(single.decide(8, MemType::cuda).origin), static_cast<int>(Origin::builtin));
+    assert_int_equal(static_cast<int>(single.decide(8, MemType::cuda).algorithm), static_cast<int>(Algorithm::nccl));
+    assert_int_not_equal(static_cast<int>(two.decide(8, MemType::cuda).algorithm), static_cast<int>(Algorithm::nccl));
+    {
+        // nccl is device-only: a device call carries the built-in plan
+        // along (for pairs NCCL cannot reduce); a host call is refused.
+        PreparedCall dc;
+        assert_true(single.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
+        assert_int_equal(static_cast<int>(dc.algorithm), static_cast<int>(Algorithm::nccl));
+        assert_int_not_equal(static_cast<int>(dc.plan_algorithm), static_cast<int>(Algorithm::nccl));
+        assert_non_null(dc.plan);
+        EngineConfig nc;
+        nc.algorithm = Algorithm::nccl;
+        Engine forced_nccl(0, 3, nc);
+        assert_true(forced_nccl.setup(two_hosts).is_ok());
+        Status hs = forced_nccl.prepare(buf.size(), sizeof(double), MemType::host, &dc);
+        assert_int_equal(static_cast<int>(hs.code()), static_cast<int>(Code::unsupported));
+        assert_true(forced_nccl.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
+        assert_non_null(dc.plan);
+    }
     assert_int_equal(static_cast<int>(single.decide(8, MemType::host).origin), static_cast<int>(Origin::hand_down));
     // prepare() asks once and says the same; a hand-down has no plan.
     PreparedCall call;
