@@ -336,8 +336,6 @@ int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void
     }
 }
 
-int topoar_engine_num_hosts(const topoar_engine_t* e) { return e->engine.ready() ? e->engine.shape().nodes : 0; }
-
 int topoar_engine_hands_down_all(const topoar_engine_t* e, const char** why) {
     try {
         if (!e->engine.hands_down_all()) return 0;

@@ -215,9 +215,6 @@ int topoar_engine_run_device(topoar_engine_t *engine, const topoar_call_t *call,
  * *why (left alone otherwise).  Known once set-up succeeded. */
 int topoar_engine_hands_down_all(const topoar_engine_t *engine, const char **why);
 
-/* Hosts the communicator spans (0 before set-up). */
-int topoar_engine_num_hosts(const topoar_engine_t *engine);
-
 /* What decided the last prepared call, for people: "forced", "cost model",
  * "default", a rule's "file:line", or "file:line (ALG unsupported here) ->
  * default" (valid until the next call). */
