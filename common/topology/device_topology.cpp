@@ -22,8 +22,8 @@ Status parse_link_spec(const std::string& text, Link* link) {
 Status parse_gpu_link_class(const std::string& text, Link* link) {
     if (text == "nvlink") *link = nvlink_class();
     else if (text == "pcie") *link = pcie_class();
-    else if (!parse_link_spec(text, link))
-        return Status::invalid("not a GPU link class (nvlink, pcie) nor BANDWIDTH[,LATENCY] such as '450GB/s,1us'");
+    else if (Status s = parse_link_spec(text, link); !s)
+        return Status::invalid(s.message() + "; or a GPU link class: nvlink, pcie");
     return Status::ok();
 }
 
