@@ -480,10 +480,10 @@ int main(int argc, char** argv) {
         for (int h : topo.nodes_at(Level::node))
             if (nodes.size() < 200)
                 nodes += (nodes.empty() ? "" : ", ") + topo.node(h).name + " " + std::to_string(topo.num_ranks_under(h)) +
-                         " GPUs " + bw_str(topo.node(h).up.bandwidth);
+                         " GPUs" + (h == topo.root() ? "" : " " + bw_str(topo.node(h).up.bandwidth));
         std::printf("%s%s%s\n", nodes.empty() ? "" : " (", nodes.c_str(), nodes.empty() ? "" : ")");
         for (int r : topo.nodes_at(Level::rack))
-            std::printf("  rack %s up %s %s (host topology's)\n", topo.node(r).name.c_str(),
+            std::printf("  rack %s up %s %s\n", topo.node(r).name.c_str(),
                         bw_str(topo.node(r).up.bandwidth).c_str(), lat_str(topo.node(r).up.latency).c_str());
     } else if (o.topology_file.empty()) {
         std::printf("  links: rank %s %s, node %s %s, rack ", fmt("%.4g GB/s", o.rank_link.bandwidth / 1e9).c_str(),

@@ -25,8 +25,13 @@
 // "Device data").
 //
 // The device table is the host table's construction (default_table.hpp:
-// same candidates, ladder, margin and budget) on the device topology with
-// this model, its rules written with mem=cuda.
+// same candidates, margin and tie rule) on the device topology with this
+// model, its rules written with mem=cuda; its ladder reaches 32 MiB and its
+// step budget is twice the host's (kDeviceTableMaxBytes,
+// kDeviceBudgetFactor below).  The engine builds it with
+//
+//   build_device_default_table(topology_, table_options(cfg_), cfg_.gpu_model,
+//                              &device_table_, &device_report_);
 #pragma once
 
 #include <cstddef>
