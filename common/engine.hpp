@@ -18,6 +18,7 @@
 #include "exec/device_executor.hpp"
 #include "exec/executor.hpp"
 #include "model/default_table.hpp"
+#include "model/device_model.hpp"
 #include "params.hpp"
 #include "plan/plan.hpp"
 #include "planners/planners.hpp"
@@ -115,6 +116,10 @@ struct EngineConfig {
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
     // coll_topoar_topology_file, _rack_file and the *_link defaults.
     DiscoveryOptions discovery;
+    // coll_topoar_gpu_link, _gpu_nic_link, _gpu_model_overhead: the cost
+    // model for device buffers (model/device_model.hpp; its table:
+    // build_device_default_table).
+    DeviceModel gpu_model;
     // coll_topoar_rules_file (docs/rules-format.md) that auto consults
     // first; "" = none.
     std::string rules_file;

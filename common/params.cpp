@@ -8,6 +8,7 @@
 #include "core/units.hpp"
 #include "decide/decision.hpp"
 #include "engine.hpp"
+#include "topology/device_topology.hpp"
 
 namespace topoar {
 
@@ -21,12 +22,7 @@ Status parse_bool(const std::string& v, bool* out) {
 }
 
 // "BANDWIDTH[,LATENCY]" over a default link.
-Status parse_link(const std::string& text, Link* link) {
-    std::size_t comma = text.find(',');
-    TOPOAR_TRY(parse_bandwidth(text.substr(0, comma), &link->bandwidth));
-    if (comma != std::string::npos) TOPOAR_TRY(parse_latency(text.substr(comma + 1), &link->latency));
-    return Status::ok();
-}
+Status parse_link(const std::string& text, Link* link) { return parse_link_spec(text, link); }
 
 Status parse_algorithm(const std::string& v, Algorithm* out) {
     if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
@@ -125,6 +121,24 @@ std::vector<ParamInfo> make_table() {
         {"spine_link", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_spine); },
          "Default up-link of a spine switch, 'BANDWIDTH[,LATENCY]'"},
+        // The cost model for device data (model/device_model.hpp): link
+        // classes and overhead are assumptions from data sheets and NCCL,
+        // not measured (docs/cost-model.md "Device data").
+        {"gpu_link", T::string, "nvlink", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_gpu_link_class(v, &c->gpu_model.gpu); },
+         "Cost model for device buffers: a GPU's link to the other GPUs of its node, per GPU and direction: "
+         "'nvlink' (the default: 450GB/s,1us, NVLink 4 through NVSwitch as on a DGX H100), 'pcie' "
+         "(50GB/s,2us, PCIe Gen5 x16) or 'BANDWIDTH[,LATENCY]'. Must be the same on all ranks."},
+        {"gpu_nic_link", T::string, "400Gbit,3us", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_link_spec(v, &c->gpu_model.nic); },
+         "Cost model for device buffers: the network link of one GPU, 'BANDWIDTH[,LATENCY]' (default "
+         "'400Gbit,3us': one InfiniBand NDR NIC per GPU with GPUDirect RDMA, as on a DGX H100); a node's "
+         "up-link for device data is this times its GPUs (ranks). Must be the same on all ranks."},
+        {"gpu_model_overhead", T::string, "8us", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_latency(v, &c->gpu_model.overhead); },
+         "Cost model for device buffers: software cost per message (a grouped NCCL launch and its "
+         "progress), e.g. '8us' (the default); the counterpart of coll_topoar_model_overhead. "
+         "Must be the same on all ranks."},
     };
 }
 
@@ -182,6 +196,33 @@ std::size_t default_segment_size() {
 }
 double default_model_margin() {
     static const double v = EngineConfig{}.model_margin;
+    return v;
+}
+
+// Not through EngineConfig{}: it holds a DeviceModel whose members
+// default to these.
+Link default_gpu_link() {
+    static const Link v = [] {
+        Link l;
+        (void)parse_gpu_link_class(find_param("gpu_link")->default_value, &l);
+        return l;
+    }();
+    return v;
+}
+Link default_gpu_nic_link() {
+    static const Link v = [] {
+        Link l;
+        (void)parse_link_spec(find_param("gpu_nic_link")->default_value, &l);
+        return l;
+    }();
+    return v;
+}
+double default_gpu_model_overhead() {
+    static const double v = [] {
+        double t = 0;
+        (void)parse_latency(find_param("gpu_model_overhead")->default_value, &t);
+        return t;
+    }();
     return v;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "status.hpp"
+#include "topology/topology.hpp"
 
 namespace topoar {
 
@@ -59,5 +60,10 @@ std::uint64_t param_fingerprint(const ParamInfo& p, const std::string& value);
 // from the table.
 std::size_t default_segment_size();
 double default_model_margin();
+// The GPU model's (model/device_model.hpp): the table's default texts,
+// parsed without an EngineConfig (which holds a DeviceModel).
+Link default_gpu_link();
+Link default_gpu_nic_link();
+double default_gpu_model_overhead();
 
 }  // namespace topoar

@@ -4,7 +4,10 @@
 // algorithm and message size, the decision table that follows from them (as
 // a rules file), and optionally the best hierarchical-ring factorization.
 // --default-table prints the table the engine computes at communicator
-// set-up (common/model/default_table.hpp) and what it cost.
+// set-up (common/model/default_table.hpp) and what it cost.  --mem cuda
+// does all of it for device buffers: the device topology (GPU link classes,
+// common/topology/device_topology.hpp) and the device executor's model
+// (common/model/device_model.hpp).
 //
 // The planners are the ones that run in MPI_Allreduce (make_plan,
 // common/planners/planners.hpp), so a 2,048-rank cluster can be studied on a
@@ -26,7 +29,9 @@
 #include "engine.hpp"
 #include "model/cost_model.hpp"
 #include "model/default_table.hpp"
+#include "model/device_model.hpp"
 #include "planners/planner_hring.hpp"
+#include "topology/device_topology.hpp"
 #include "topology/topology.hpp"
 
 using namespace topoar;
@@ -47,6 +52,18 @@ const char* const kUsage =
     "                          from --bisection                 [1us]\n"
     "  --bisection F           rack uplink = F x sum of the rack's node links\n"
     "                          (inter-rack oversubscription 1/F) [1]\n"
+    "device data (docs/cost-model.md, \"Device data\"):\n"
+    "  --mem M                 host, or cuda: GPU buffers, one GPU per rank, over\n"
+    "                          the device links below with the device executor's\n"
+    "                          model (round by round, whole operations, 741 GB/s\n"
+    "                          reduction, eager 4M)                      [host]\n"
+    "  --gpu-link L            GPU <-> node GPU fabric, per GPU: nvlink, pcie\n"
+    "                          or BANDWIDTH[,LATENCY]        [nvlink = 450GB/s,1us]\n"
+    "  --gpu-nic-link L        network link per GPU; a node's up-link is L x its\n"
+    "                          GPUs                                  [400Gbit,3us]\n"
+    "  --gpu-overhead T        software overhead per message          [8us]\n"
+    "                          (--overhead, --reduce-bw, --mode, --segment and\n"
+    "                          --eager, when given, override the device model)\n"
     "messages and algorithms:\n"
     "  --sizes LO:HI[:F]|LIST  message sizes in bytes, LO, LO*F, ... HI (F = 2\n"
     "                          or 4) or a list \"8,4K,1M\"          [8:32M:4]\n"
@@ -97,6 +114,12 @@ struct Options {
     bool verbose = false;
     bool default_table = false;
     double margin = EngineConfig{}.model_margin;
+    // --mem cuda: the device model; *_given: model options set explicitly,
+    // which override it.
+    bool cuda = false;
+    DeviceModel device;
+    bool overhead_given = false, gamma_given = false, mode_given = false, segment_given = false,
+         eager_given = false;
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -219,16 +242,35 @@ Options parse(int argc, char** argv) {
             o.search_hring = true;
         } else if (a == "--levels") {
             o.levels = parse_int(val(), "--levels", 1);
+        } else if (a == "--mem") {
+            std::string m = val();
+            if (m == "cuda")
+                o.cuda = true;
+            else if (m != "host")
+                die("--mem wants host or cuda, got '" + m + "'");
+        } else if (a == "--gpu-link") {
+            std::string v = val();
+            Status st = parse_gpu_link_class(v, &o.device.gpu);
+            if (!st) die("bad --gpu-link '" + v + "': " + st.message());
+        } else if (a == "--gpu-nic-link") {
+            std::string v = val();
+            Status st = parse_link_spec(v, &o.device.nic);
+            if (!st) die("bad --gpu-nic-link '" + v + "': " + st.message());
+        } else if (a == "--gpu-overhead") {
+            check(parse_latency(val(), &o.device.overhead));
         } else if (a == "--margin") {
             check(parse_fraction(val(), &o.margin));
         } else if (a == "--overhead") {
             check(parse_latency(val(), &o.model.overhead));
+            o.overhead_given = true;
         } else if (a == "--reduce-bw") {
             double bw = 0;
             check(parse_bandwidth(val(), &bw));
             o.model.gamma = 1.0 / bw;
+            o.gamma_given = true;
         } else if (a == "--mode") {
             std::string m = val();
+            o.mode_given = true;
             if (m == "dataflow")
                 o.model.mode = CostMode::dataflow;
             else if (m == "rounds")
@@ -237,6 +279,7 @@ Options parse(int argc, char** argv) {
                 die("--mode wants dataflow or rounds, got '" + m + "'");
         } else if (a == "--segment") {
             o.model.segment_bytes = parse_bytes(val());
+            o.segment_given = true;
         } else if (a == "--pipeline") {
             o.pipeline = parse_bytes(val());
         } else if (a == "--wire-efficiency") {
@@ -253,6 +296,7 @@ Options parse(int argc, char** argv) {
             o.default_table = true;
         } else if (a == "--eager") {
             o.model.eager_bytes = parse_bytes(val());
+            o.eager_given = true;
         } else if (a == "--rules") {
             o.rules_file = val();
         } else if (a == "--csv") {
@@ -270,6 +314,18 @@ Options parse(int argc, char** argv) {
         o.algs = model_candidates();
     int machines = (o.racks || o.nodes_per_rack || o.ranks_per_node) + !o.shape.empty() + !o.topology_file.empty();
     if (machines != 1) die("describe the machine with exactly one of --racks/--nodes-per-rack/--ranks-per-node, --shape, --topology");
+    if (o.cuda) {  // the device executor's model, with what was given explicitly
+        CostParams m = device_cost_params(o.device);
+        if (o.overhead_given) m.overhead = o.model.overhead;
+        if (o.gamma_given) m.gamma = o.model.gamma;
+        if (o.mode_given) m.mode = o.model.mode;
+        if (o.segment_given) m.segment_bytes = o.model.segment_bytes;
+        if (o.eager_given) m.eager_bytes = o.model.eager_bytes;
+        m.wire_efficiency = o.model.wire_efficiency;
+        m.handshake_queue_delay = o.model.handshake_queue_delay;
+        m.exact_flows = o.model.exact_flows;
+        o.model = m;
+    }
     return o;
 }
 
@@ -285,10 +341,8 @@ Topology build_machine(const Options& o, const std::vector<std::vector<int>>& sh
             double bw = o.rack_bandwidth;
             if (o.bisection > 0) {
                 bw = 0;
-                for (int g : shape[r]) {
-                    (void)g;
-                    bw += o.node_link.bandwidth;
-                }
+                for (int g : shape[r])  // --mem cuda: the node's NICs for device data
+                    bw += o.cuda ? o.device.nic.bandwidth * g : o.node_link.bandwidth;
                 bw *= o.bisection;
             }
             parent = b.add(b.root(), Level::rack, "r" + std::to_string(r), Link{bw, o.rack_latency});
@@ -399,7 +453,10 @@ std::string lat_str(double s) {
 int main(int argc, char** argv) {
     Options o = parse(argc, argv);
     std::string what;
-    Topology topo = make_topology(o, &what);
+    const Topology host_topo = make_topology(o, &what);
+    // --mem cuda: everything below runs on the device topology.
+    Topology topo = host_topo;
+    if (o.cuda) check(device_topology(host_topo, o.device, &topo));
     const int p = topo.num_ranks();
     std::vector<int> per_node;
     for (int h : topo.nodes_at(Level::node)) per_node.push_back(topo.num_ranks_under(h));
@@ -413,8 +470,22 @@ int main(int argc, char** argv) {
     cfg.hring_factors = o.factors;
     PlanOptions popt = plan_options(cfg, o.elem);
 
-    std::printf("topoar_sim: %s: %d ranks, %d nodes, %d racks\n", what.c_str(), p, shape.nodes, racks);
-    if (o.topology_file.empty()) {
+    std::printf("topoar_sim: %s: %d ranks, %d nodes, %d racks%s\n", what.c_str(), p, shape.nodes, racks,
+                o.cuda ? ", device buffers (mem=cuda)" : "");
+    if (o.cuda) {
+        std::printf("  device links: GPU %s %s, NIC %s %s per GPU", fmt("%.4g GB/s", o.device.gpu.bandwidth / 1e9).c_str(),
+                    lat_str(o.device.gpu.latency).c_str(), bw_str(o.device.nic.bandwidth).c_str(),
+                    lat_str(o.device.nic.latency).c_str());
+        std::string nodes;
+        for (int h : topo.nodes_at(Level::node))
+            if (nodes.size() < 200)
+                nodes += (nodes.empty() ? "" : ", ") + topo.node(h).name + " " + std::to_string(topo.num_ranks_under(h)) +
+                         " GPUs" + (h == topo.root() ? "" : " " + bw_str(topo.node(h).up.bandwidth));
+        std::printf("%s%s%s\n", nodes.empty() ? "" : " (", nodes.c_str(), nodes.empty() ? "" : ")");
+        for (int r : topo.nodes_at(Level::rack))
+            std::printf("  rack %s up %s %s\n", topo.node(r).name.c_str(),
+                        bw_str(topo.node(r).up.bandwidth).c_str(), lat_str(topo.node(r).up.latency).c_str());
+    } else if (o.topology_file.empty()) {
         std::printf("  links: rank %s %s, node %s %s, rack ", fmt("%.4g GB/s", o.rank_link.bandwidth / 1e9).c_str(),
                     lat_str(o.rank_link.latency).c_str(), bw_str(o.node_link.bandwidth).c_str(),
                     lat_str(o.node_link.latency).c_str());
@@ -522,13 +593,15 @@ int main(int argc, char** argv) {
         rule.size.hi = e + 1 < o.sizes.size() ? o.sizes[e + 1] : SizeRange::kUnbounded;
         rule.ranks = CountRange{p, p};
         rule.nodes = CountRange{shape.nodes, shape.nodes};
+        if (o.cuda) rule.mem = MemType::cuda;
         rule.algorithm = o.algs[static_cast<std::size_t>(best[s])];
         Status st = table.add(rule);
         if (!st) std::printf("  note: rule not added: %s\n", st.message().c_str());
         s = e + 1;
     }
     std::string comment = "topoar_sim prediction for " + what + " (" + std::to_string(p) + " ranks, " +
-                          std::to_string(shape.nodes) + " nodes, " + std::to_string(racks) + " racks)";
+                          std::to_string(shape.nodes) + " nodes, " + std::to_string(racks) + " racks" +
+                          (o.cuda ? ", device buffers" : "") + ")";
     std::string rules = table.to_text(comment);
     std::printf("\ndecision table (rules file, docs/rules-format.md):\n%s", rules.c_str());
     if (!o.rules_file.empty()) {
@@ -577,8 +650,11 @@ int main(int argc, char** argv) {
         DefaultTableOptions dto = table_options(cfg);
         dto.elem_size = o.elem;
         dto.plan = popt;
-        dto.model = o.model;
         dto.min_gain = o.margin;
+        // --mem cuda: what build_device_default_table does with the engine's
+        // options, on the device topology built above.
+        if (o.cuda) dto = device_table_options(dto, o.device);
+        dto.model = o.model;
         DecisionTable dt;
         DefaultTableReport rep;
         double c0 = cpu_now();
@@ -586,9 +662,12 @@ int main(int argc, char** argv) {
         check(build_default_table(topo, dto, &dt, &rep));
         double cpu = cpu_now() - c0;
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-        std::printf("\ndefault table (common/model/default_table.hpp, what Engine::setup builds): %.3f s CPU, "
-                    "%.3f s wall, %zu predictions, %zu executor steps\n%s",
-                    cpu, wall, rep.predictions, rep.steps, dt.to_text("cost model, " + what).c_str());
+        std::printf("\n%s (%s): %.3f s CPU, %.3f s wall, %zu predictions, %zu executor steps\n%s",
+                    o.cuda ? "device default table" : "default table",
+                    o.cuda ? "common/model/device_model.hpp, build_device_default_table"
+                           : "common/model/default_table.hpp, what Engine::setup builds",
+                    cpu, wall, rep.predictions, rep.steps,
+                    dt.to_text(std::string("cost model, ") + (o.cuda ? "device buffers, " : "") + what).c_str());
         for (const auto& n : rep.notes) std::printf("  note: %s\n", n.c_str());
     }
 

@@ -38,6 +38,7 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
     if (opt.candidates.empty()) return Status::invalid("default table: no candidate algorithms");
     for (Algorithm a : opt.candidates)
         if (a == Algorithm::automatic) return Status::invalid("default table: 'auto' is not a candidate");
+    if (opt.mem == MemType::any) return Status::invalid("default table: rules are for host or cuda memory, not any");
 
     DefaultTableReport rep;
     const int p = topo.num_ranks();
@@ -189,7 +190,7 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
             rule.size.hi = SizeRange::kUnbounded;
         rule.ranks = CountRange{p, p};
         rule.nodes = CountRange{shape.nodes, shape.nodes};
-        rule.mem = MemType::host;
+        rule.mem = opt.mem;
         rule.algorithm = rep.algorithms[static_cast<std::size_t>(rep.winner[s])];
         rule.origin = "cost model";
         TOPOAR_TRY(out->add(rule));

@@ -63,6 +63,10 @@ struct DefaultTableOptions {
     // In order of preference for ties: the algorithm table's simplicity
     // order (algorithm.hpp), the latency algorithm first, the flat ring last.
     std::vector<Algorithm> candidates = model_candidates();
+    // The memory type the rules are written for: host (the host executor's
+    // model), or cuda for the device table (model/device_model.hpp, which
+    // also sets `model` and the topology for it).
+    MemType mem = MemType::host;
     // A candidate must be predicted faster than an earlier one by more than
     // this fraction to win (EngineConfig::model_margin; its default).
     double min_gain = default_model_margin();
@@ -89,8 +93,8 @@ struct DefaultTableReport {
 };
 
 // Builds the table into *out (replacing it).  Rules carry ranks= and
-// nodes= of the topology, mem=host (the model is the host executor's) and
-// origin "cost model".  An empty table for one rank or above max_ranks.
+// nodes= of the topology, mem= options.mem (host by default: the model is
+// the host executor's) and origin "cost model".  An empty table for one rank or above max_ranks.
 Status build_default_table(const Topology& topo, const DefaultTableOptions& opt, DecisionTable* out,
                            DefaultTableReport* report = nullptr);
 
