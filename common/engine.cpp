@@ -101,6 +101,16 @@ Decision Engine::decide(std::size_t bytes, MemType mem) const {
         d.origin = Origin::builtin;
         return d;
     }
+    if (mem == MemType::cuda) {
+        c = device_table_.lookup(bytes, shape_, mem);
+        if (c.matched()) {
+            d.algorithm = c.algorithm;
+            d.origin = Origin::model;
+            d.has_segment = c.has_segment;
+            d.segment_bytes = c.segment_bytes;
+            return d;
+        }
+    }
     d.algorithm = builtin_choice(bytes);
     d.origin = Origin::builtin;
     return d;
@@ -159,6 +169,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     call->mem = mem;
     call->count = count;
     call->elem_size = elem_size;
+    if (mem == MemType::cuda && !device_table_tried_) build_device_table();
     const Decision d = decide(count * elem_size, mem);
     call->origin = d.origin;
     call->rule = d.rule;
@@ -195,6 +206,15 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     TOPOAR_TRY(s);
     call->plan = plan;
     return Status::ok();
+}
+
+void Engine::build_device_table() {
+    device_table_tried_ = true;
+    if (cfg_.algorithm != Algorithm::automatic || !cfg_.model_table || size_ < 2 || shape_.nodes <= 1) return;
+    // A failure leaves the table empty: the built-in choice then decides,
+    // identically on every rank (the inputs are the same everywhere).
+    if (!build_device_default_table(topology_, table_options(cfg_), cfg_.gpu_model, &device_table_))
+        device_table_ = DecisionTable{};
 }
 
 Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer) {

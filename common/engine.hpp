@@ -164,6 +164,7 @@ public:
     // not built: forced algorithm, model_table off, one host, one rank,
     // or above the table's rank limit).
     const DecisionTable& model_table() const { return model_table_; }
+    const DecisionTable& device_table() const { return device_table_; }
     const DefaultTableReport& model_report() const { return model_report_; }
     double model_setup_seconds() const { return model_seconds_; }
     const CommShape& shape() const { return shape_; }
@@ -201,6 +202,12 @@ private:
     DecisionTable model_table_;
     DefaultTableReport model_report_;
     double model_seconds_ = 0;
+    // auto's table for device buffers across hosts (model/device_model.hpp),
+    // built at the first device call (host-only programs never pay for it);
+    // every rank builds the same one from the same data, no communication.
+    DecisionTable device_table_;
+    bool device_table_tried_ = false;
+    void build_device_table();
     CommShape shape_;
     // Keyed by (algorithm, count, element size, segment bytes): segments are
     // in elements, and a rule may set its own segment size.

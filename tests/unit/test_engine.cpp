@@ -457,6 +457,19 @@ static void test_auto_hands_single_host_down(void** state) {
         assert_int_equal(static_cast<int>(hs.code()), static_cast<int>(Code::unsupported));
         assert_true(forced_nccl.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
         assert_non_null(dc.plan);
+        // Across hosts, the device table is built at the first device call
+        // (not before: host-only programs never pay for it) and decides
+        // device calls; host calls keep the host table.
+        Engine dev(0, 3, EngineConfig{});
+        assert_true(dev.setup(two_hosts).is_ok());
+        assert_true(dev.device_table().empty());
+        assert_true(dev.prepare(buf.size(), sizeof(double), MemType::host, &dc).is_ok());
+        assert_true(dev.device_table().empty());
+        assert_true(dev.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
+        assert_false(dev.device_table().empty());
+        assert_int_equal(static_cast<int>(dc.origin), static_cast<int>(Origin::model));
+        for (const Rule& r : dev.device_table().rules())
+            assert_int_equal(static_cast<int>(r.mem), static_cast<int>(MemType::cuda));
     }
     assert_int_equal(static_cast<int>(single.decide(8, MemType::host).origin), static_cast<int>(Origin::hand_down));
     // prepare() asks once and says the same; a hand-down has no plan.
