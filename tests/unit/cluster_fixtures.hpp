@@ -4,6 +4,9 @@
 
 #include <vector>
 
+#include <string>
+
+#include "topology/discovery.hpp"
 #include "topology/topology.hpp"
 
 namespace topoar_test {
@@ -35,6 +38,22 @@ inline topoar::Topology cluster_two_racks() {
     for (int r = 0; r < 8; ++r) b.add_rank(n[host_of[r]], r, kShm);
     topoar::Topology t;
     topoar::Status s = b.build(&t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
+// The topology discovery builds for hosts "h0", "h1", ... holding
+// per_host[i] ranks each (default links).
+inline topoar::Topology hosts_topology(const std::vector<int>& per_host) {
+    std::vector<topoar::RankInfo> ranks;
+    for (std::size_t h = 0; h < per_host.size(); ++h)
+        for (int i = 0; i < per_host[h]; ++i) {
+            topoar::RankInfo r;
+            r.host = "h" + std::to_string(h);
+            ranks.push_back(r);
+        }
+    topoar::Topology t;
+    topoar::Status s = topoar::discover_topology(ranks, topoar::DiscoveryOptions{}, &t);
     if (!s) fail_msg("%s", s.message().c_str());
     return t;
 }

@@ -14,6 +14,9 @@ extern "C" {
 // clang-format on
 }
 
+#include "cluster_fixtures.hpp"
+using topoar_test::hosts_topology;
+
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -144,19 +147,6 @@ private:
     std::vector<T> scratch_;
 };
 
-Topology hosts_topology(const std::vector<int>& per_host) {
-    std::vector<RankInfo> ranks;
-    for (std::size_t h = 0; h < per_host.size(); ++h)
-        for (int i = 0; i < per_host[h]; ++i) {
-            RankInfo r;
-            r.host = "h" + std::to_string(h);
-            ranks.push_back(r);
-        }
-    Topology t;
-    DiscoveryOptions o;
-    assert_true(discover_topology(ranks, o, &t).is_ok());
-    return t;
-}
 
 template <typename T>
 void run_all(Algorithm alg, const Topology& topo, std::size_t count, std::vector<std::vector<T>>& bufs) {
@@ -187,7 +177,7 @@ void run_all(Algorithm alg, const Topology& topo, std::size_t count, std::vector
 }
 
 // Every algorithm of the table (algorithm.hpp).
-const std::vector<Algorithm> kAlgs = concrete_algorithms();
+const std::vector<Algorithm> kAlgs = host_algorithms();
 
 }  // namespace
 

@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
 
 #include "core/units.hpp"
 #include "engine.hpp"
@@ -28,6 +27,9 @@ extern "C" {
 #include <stddef.h>
 #include <cmocka.h>
 }
+
+#include "cluster_fixtures.hpp"
+using topoar_test::hosts_topology;
 
 using namespace topoar;
 using topoar_test::check_plan_semantics;
@@ -108,18 +110,6 @@ static void test_ring_follows_given_order(void** state) {
                 if (op.kind == OpKind::send) assert_int_equal(op.peer, order[(pos + 1) % order.size()]);
 }
 
-Topology hosts_topology(const std::vector<int>& per_host) {
-    std::vector<RankInfo> ranks;
-    for (std::size_t h = 0; h < per_host.size(); ++h)
-        for (int i = 0; i < per_host[h]; ++i) {
-            RankInfo r;
-            r.host = "h" + std::to_string(h);
-            ranks.push_back(r);
-        }
-    Topology t;
-    assert_true(discover_topology(ranks, DiscoveryOptions{}, &t).is_ok());
-    return t;
-}
 
 // The algorithm table (algorithm.hpp) and what is generated from it.
 static void test_algorithm_table(void** state) {
