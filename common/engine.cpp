@@ -184,8 +184,14 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     if (algorithm_info(alg).device_only) {
         // The GPU path runs it itself; the built-in choice's plan comes
         // along for what it cannot do (pairs NCCL does not reduce, NCCL off).
-        if (mem != MemType::cuda)
+        if (mem != MemType::cuda && d.origin == Origin::forced)
             return Status::unsupported(std::string(algorithm_name(alg)) + " runs on device buffers only");
+        if (mem != MemType::cuda) {
+            // A rule naming it for host calls falls through, like any rule
+            // whose algorithm cannot run here.
+            call->algorithm = builtin_choice(count * elem_size);
+            call->fell_through = true;
+        }
         alg = builtin_choice(count * elem_size);
     }
     call->plan_algorithm = alg;

@@ -481,7 +481,8 @@ static void test_rules_by_memory_type(void** state) {
     char path[] = "/tmp/topoar-test-rules-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
-    const char text[] = "# topoar rules v1\nallreduce mem=cuda alg=ring\nallreduce size=0-1K mem=host alg=tree\n";
+    const char text[] = "# topoar rules v1\nallreduce mem=cuda alg=ring\nallreduce size=0-1K mem=host alg=tree\n"
+                        "allreduce size=1K-2K alg=nccl\n";
     assert_int_equal(write(fd, text, sizeof text - 1), static_cast<long>(sizeof text - 1));
     close(fd);
     std::vector<RankInfo> ranks(4);
@@ -499,8 +500,12 @@ static void test_rules_by_memory_type(void** state) {
     assert_non_null(std::strstr(Engine::describe_origin(call).c_str(), ":2"));
     assert_true(e.prepare(100, 4, MemType::host, &call).is_ok());
     assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(Algorithm::tree));
-    assert_true(e.prepare(1000, 4, MemType::host, &call).is_ok());
-    assert_int_not_equal(static_cast<int>(call.origin), static_cast<int>(Origin::rule));
+    // nccl named for a host call: the built-in choice runs (falls through).
+    assert_true(e.prepare(1500 / 4, 4, MemType::host, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.origin), static_cast<int>(Origin::rule));
+    assert_true(call.fell_through);
+    assert_int_not_equal(static_cast<int>(call.algorithm), static_cast<int>(Algorithm::nccl));
+    assert_non_null(call.plan);
 }
 
 static void test_auto_uses_the_cost_model_table(void** state) {
