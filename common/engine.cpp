@@ -122,9 +122,10 @@ std::string Engine::describe_origin(const PreparedCall& call) {
     return o + " (" + algorithm_name(call.algorithm) + " unsupported here) -> default";
 }
 
-PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size) {
+PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem) {
     PlanOptions o;
-    o.pipeline_elems = cfg.pipeline_size ? std::max<std::size_t>(1, cfg.pipeline_size / elem_size) : 0;
+    const std::size_t unit = mem == MemType::cuda ? cfg.gpu_model.pipeline_bytes : cfg.pipeline_size;
+    o.pipeline_elems = unit ? std::max<std::size_t>(1, unit / elem_size) : 0;
     o.num_trees = cfg.num_trees;
     o.factors = cfg.hring_factors;
     return o;
@@ -144,13 +145,14 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     return o;
 }
 
-Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
+Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes, MemType mem,
                         const CompiledPlan** out) {
-    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes);
+    // Device plans differ (their pipelining unit): the memory type is part of the key.
+    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes, static_cast<int>(mem));
     auto it = plans_.find(key);
     if (it == plans_.end()) {
         auto prepared = std::make_unique<CompiledPlan>();
-        PlanOptions opts = plan_options(cfg_, elem_size);
+        PlanOptions opts = plan_options(cfg_, elem_size, mem);
         TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
@@ -197,7 +199,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     call->plan_algorithm = alg;
     if (count == 0 || size_ == 1) return Status::ok();
     const CompiledPlan* plan = nullptr;
-    Status s = plan_for(alg, count, elem_size, segment, &plan);
+    Status s = plan_for(alg, count, elem_size, segment, mem, &plan);
     // A rule (or table entry) naming an algorithm this communicator cannot
     // run falls through to the built-in choice.  Plans are pure functions
     // of data all ranks share, so every rank takes the same way.
@@ -207,7 +209,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         call->algorithm = alg;
         call->plan_algorithm = alg;
         call->fell_through = true;
-        s = plan_for(alg, count, elem_size, segment, &plan);
+        s = plan_for(alg, count, elem_size, segment, mem, &plan);
     }
     TOPOAR_TRY(s);
     call->plan = plan;

@@ -128,7 +128,9 @@ struct EngineConfig {
 // The options an engine with `cfg` plans with for elements of elem_size
 // bytes (plans themselves: make_plan, planners/planners.hpp).  Tools and
 // tests plan exactly what runs with these.
-PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size);
+// mem: the pipelining unit of host buffers (pipeline_size) or of device
+// buffers (gpu_pipeline_size).
+PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem = MemType::host);
 // The options set-up builds the cost-model table with (tools print the same
 // one).
 DefaultTableOptions table_options(const EngineConfig& cfg);
@@ -190,7 +192,7 @@ public:
                      Reducer& reducer, Algorithm* used);
 
 private:
-    Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
+    Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes, MemType mem,
                     const CompiledPlan** out);
     Algorithm builtin_choice(std::size_t bytes) const;
 
@@ -209,9 +211,10 @@ private:
     bool device_table_tried_ = false;
     void build_device_table();
     CommShape shape_;
-    // Keyed by (algorithm, count, element size, segment bytes): segments are
+    // Keyed by (algorithm, count, element size, segment bytes, memory type:
+    // device plans have their own pipelining unit): segments are
     // in elements, and a rule may set its own segment size.
-    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t>, std::unique_ptr<CompiledPlan>> plans_;
+    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t, int>, std::unique_ptr<CompiledPlan>> plans_;
     Executor executor_;
     std::vector<unsigned char> scratch_;
 };

@@ -139,6 +139,11 @@ std::vector<ParamInfo> make_table() {
          "Cost model for device buffers: software cost per message (a grouped NCCL launch and its "
          "progress), e.g. '8us' (the default); the counterpart of coll_topoar_model_overhead. "
          "Must be the same on all ranks."},
+        {"gpu_pipeline_size", T::size, "1048576", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->gpu_model.pipeline_bytes); },
+         "Pipelining unit in bytes planners build into their rounds for device buffers (0: none); the "
+         "device executor launches one NCCL group per round, so it is larger than coll_topoar_pipeline_size "
+         "(the device cost model: docs/cost-model.md, Device data). Must be the same on all ranks."},
     };
 }
 
@@ -217,6 +222,15 @@ Link default_gpu_nic_link() {
     }();
     return v;
 }
+std::size_t default_gpu_pipeline_size() {
+    static const std::size_t v = [] {
+        std::size_t b = 0;
+        (void)parse_size(find_param("gpu_pipeline_size")->default_value, &b);
+        return b;
+    }();
+    return v;
+}
+
 double default_gpu_model_overhead() {
     static const double v = [] {
         double t = 0;

@@ -65,5 +65,6 @@ double default_model_margin();
 Link default_gpu_link();
 Link default_gpu_nic_link();
 double default_gpu_model_overhead();
+std::size_t default_gpu_pipeline_size();
 
 }  // namespace topoar

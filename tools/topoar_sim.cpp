@@ -79,7 +79,7 @@ const char* const kUsage =
     "  --mode M                dataflow (the executor) or rounds (round by\n"
     "                          round, the papers' closed forms)  [dataflow]\n"
     "  --segment BYTES         executor segment size             [32K]\n"
-    "  --pipeline BYTES        planners' pipelining unit         [32K]\n"
+    "  --pipeline BYTES        planners' pipelining unit  [32K; --mem cuda: 1M]\n"
     "  --eager BYTES           eager limit                       [64K]\n"
     "  --wire-efficiency F     payload share of link bandwidth   [1]\n"
     "                          (0.94: TCP over Ethernet)\n"
@@ -110,6 +110,7 @@ struct Options {
     int levels = 3;
     CostParams model;
     std::size_t pipeline = EngineConfig{}.pipeline_size;
+    bool pipeline_given = false;  // else --mem cuda uses the device unit
     std::string rules_file, csv_file;
     bool verbose = false;
     bool default_table = false;
@@ -282,6 +283,7 @@ Options parse(int argc, char** argv) {
             o.segment_given = true;
         } else if (a == "--pipeline") {
             o.pipeline = parse_bytes(val());
+            o.pipeline_given = true;
         } else if (a == "--wire-efficiency") {
             char* end = nullptr;
             std::string v = val();
@@ -463,6 +465,12 @@ int main(int argc, char** argv) {
     const int racks = static_cast<int>(topo.nodes_at(Level::rack).size());
     CommShape shape = make_comm_shape(p, per_node, racks);
 
+    // Device buffers: the planners' unit is coll_topoar_gpu_pipeline_size
+    // unless --pipeline says otherwise (predictions and table alike).
+    if (o.cuda) {
+        if (o.pipeline_given) o.device.pipeline_bytes = o.pipeline;
+        else o.pipeline = o.device.pipeline_bytes;
+    }
     EngineConfig cfg;
     cfg.segment_size = o.model.segment_bytes;
     cfg.pipeline_size = o.pipeline;

@@ -25,6 +25,9 @@ DefaultTableOptions device_table_options(const DefaultTableOptions& host_options
     DefaultTableOptions o = host_options;
     o.model = device_cost_params(m);
     o.mem = MemType::cuda;
+    // Plans for device buffers use the device pipelining unit.
+    o.plan.pipeline_elems =
+        m.pipeline_bytes ? std::max<std::size_t>(1, m.pipeline_bytes / std::max<std::size_t>(1, o.elem_size)) : 0;
     o.max_bytes = std::max(o.max_bytes, kDeviceTableMaxBytes);
     // Round-by-round replay of whole operations costs about half the CPU
     // per step of the dataflow replay (0.3 vs 0.7 us here): twice the

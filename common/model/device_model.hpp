@@ -53,6 +53,9 @@ struct DeviceModel {
     Link nic = default_gpu_nic_link();
     // coll_topoar_gpu_model_overhead: software cost per message, seconds.
     double overhead = default_gpu_model_overhead();
+    // coll_topoar_gpu_pipeline_size: the planners' pipelining unit for
+    // device buffers, bytes (0: none).
+    std::size_t pipeline_bytes = default_gpu_pipeline_size();
     // Not parameters (see the top of this file).
     double gamma = 1.0 / 741e9;
     std::size_t eager_bytes = std::size_t(4) << 20;

@@ -272,7 +272,11 @@ static void test_device_cost_params(void** state) {
     assert_true(dev.candidates == host.candidates);
     assert_true(dev.min_gain == host.min_gain);
     assert_true(dev.min_bytes == host.min_bytes && dev.size_factor == host.size_factor);
-    assert_true(dev.elem_size == host.elem_size && dev.plan.pipeline_elems == host.plan.pipeline_elems);
+    assert_true(dev.elem_size == host.elem_size);
+    // Device plans pipeline by coll_topoar_gpu_pipeline_size (1 MiB), host
+    // plans by pipeline_size (32 KiB): one NCCL group per round costs more.
+    assert_int_equal(dev.plan.pipeline_elems, (std::size_t(1) << 20) / dev.elem_size);
+    assert_int_equal(host.plan.pipeline_elems, (std::size_t(32) << 10) / host.elem_size);
     assert_int_equal(dev.max_bytes, kDeviceTableMaxBytes);
     assert_int_equal(dev.max_steps, kDeviceBudgetFactor * host.max_steps);
     assert_int_equal(dev.max_total_steps, kDeviceBudgetFactor * host.max_total_steps);
@@ -327,7 +331,10 @@ static void test_device_table_dgx(void** state) {
     assert_int_equal(first_switch(dev), 256u << 10);
     assert_true(pick(dev, dgx4, 128u << 10, MemType::cuda) == Algorithm::leader);
     assert_true(pick(host, dgx4, 128u << 10, MemType::host) == Algorithm::tree);
-    assert_true(pick(dev, dgx4, 64u << 20, MemType::cuda) == Algorithm::hring);
+    // With the 1 MiB device pipelining unit the trees keep the lead up to
+    // the largest sizes (with the host's 32 KiB unit hring took 16 MiB and
+    // above: 32 KiB rounds at 8 us each).
+    assert_true(pick(dev, dgx4, 64u << 20, MemType::cuda) == Algorithm::tree);
     assert_true(pick(host, dgx4, 64u << 20, MemType::host) == Algorithm::tree);
     // The device ladder reached 32 MiB within its budget.
     assert_int_equal(drep.sizes.back(), 32u << 20);
@@ -346,7 +353,9 @@ static void test_device_table_dgx(void** state) {
 
 // Uneven GPU counts per host (8 + 4 + 2): a table for mem=cuda with the
 // job's shape; the 2-GPU host's NICs (0.8 Tbit/s) are the bottleneck of
-// the node-aware plans, so the flat ring wins the largest sizes.
+// the node-aware plans, yet with the 1 MiB device pipelining unit the
+// trees keep the lead at every size (with 32 KiB the flat ring won the
+// largest sizes).
 static void test_device_table_uneven(void** state) {
     (void)state;
     const Topology t = fixture("gpu-8-4-2.topo");
@@ -360,7 +369,8 @@ static void test_device_table_uneven(void** state) {
         assert_true(r.ranks.lo == 14 && r.nodes.lo == 3);
     }
     assert_true(pick(dev, t, 8, MemType::cuda) == Algorithm::leader);
-    assert_true(pick(dev, t, 64u << 20, MemType::cuda) == Algorithm::ring);
+    assert_true(pick(dev, t, 8u << 20, MemType::cuda) == Algorithm::tree);
+    assert_true(pick(dev, t, 64u << 20, MemType::cuda) == Algorithm::tree);
     assert_false(dev == host_table(t));
     // The engine's one-host case: the device table of one DGX is built too
     // (whether to use it there is the engine's call).

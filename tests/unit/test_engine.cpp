@@ -460,6 +460,21 @@ static void test_auto_hands_single_host_down(void** state) {
         assert_int_equal(static_cast<int>(dc.origin), static_cast<int>(Origin::model));
         for (const Rule& r : dev.device_table().rules())
             assert_int_equal(static_cast<int>(r.mem), static_cast<int>(MemType::cuda));
+        // Device plans use coll_topoar_gpu_pipeline_size (1 MiB) instead of
+        // pipeline_size (32 KiB): fewer rounds for the same call, cached apart.
+        EngineConfig tc;
+        tc.algorithm = Algorithm::tree;
+        Engine t(0, 3, tc);
+        assert_true(t.setup(two_hosts).is_ok());
+        const std::size_t n = std::size_t(1) << 21;  // 8 MiB of floats
+        PreparedCall hc, gc;
+        assert_true(t.prepare(n, 4, MemType::host, &hc).is_ok());
+        const std::size_t host_rounds = hc.plan->plan.num_rounds(0);
+        assert_true(t.prepare(n, 4, MemType::cuda, &gc).is_ok());
+        const std::size_t dev_rounds = gc.plan->plan.num_rounds(0);
+        assert_true(dev_rounds < host_rounds);
+        assert_true(t.prepare(n, 4, MemType::host, &hc).is_ok());
+        assert_int_equal(hc.plan->plan.num_rounds(0), host_rounds);
     }
     assert_int_equal(static_cast<int>(single.decide(8, MemType::host).origin), static_cast<int>(Origin::hand_down));
     // prepare() asks once and says the same; a hand-down has no plan.
