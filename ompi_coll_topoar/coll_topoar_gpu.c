@@ -202,17 +202,18 @@ static int staged_previous(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, c
                            ompi_communicator_t *comm)
 {
     ptrdiff_t first;
-    size_t span;
+    size_t span, second;
     char *base, *hs, *hr;
     int rc;
 
     span_of(dtype, count, &first, &span);
-    base = (char *) pinned(g, 2 * span + 64);
+    second = (span + 63) & ~(size_t) 63; /* sbuf's copy: after rbuf's, 64-byte aligned */
+    base = (char *) pinned(g, second + span);
     if (NULL == base) {
         return gpu_error(comm, "pinned staging allocation");
     }
     hr = base;
-    hs = base + span + 64 - ((span + 64) % 64); /* second half, aligned */
+    hs = base + second;
     if (span > 0 && 0 != copy_sync(g, hr, (const char *) rbuf + first, span)) {
         return gpu_error(comm, "staging copy to the host");
     }

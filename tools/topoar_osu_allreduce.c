@@ -37,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "topoar_mpit_names.h"
 #include <unistd.h>
 
 #define BENCH_NAME "topoar_osu_allreduce"
@@ -383,28 +385,6 @@ struct alg_probe {
     int num_items;
 };
 
-/* The name listed after VALUE in the last_algorithm variable's description
- * ("...: 0 none, 1 ring, 2 leader, ..., 100 fallback (handed down)"), which
- * topoar generates from its algorithm table; 0 if it is not listed. */
-static int name_in_description(const char *desc, int value, char *out, size_t len)
-{
-    const char *p = strchr(desc, ':');
-    while (NULL != p) {
-        char *end;
-        long v;
-        p++;
-        while (' ' == *p) p++;
-        v = strtol(p, &end, 10);
-        if (end != p && ' ' == *end && v == value) {
-            int n = (int) strcspn(end + 1, ", ");
-            snprintf(out, len, "%.*s", n, end + 1);
-            return 1;
-        }
-        p = strchr(p, ',');
-    }
-    return 0;
-}
-
 static void alg_probe_open(struct alg_probe *p)
 {
     int provided, index, rc, count;
@@ -486,7 +466,7 @@ static void alg_probe_read(struct alg_probe *p, char *out, size_t out_len)
     /* topoar registers the variable without an MPI_T enum (Open MPI
      * 4.1.4's ompi_info crashes on enum pvars); its description lists the
      * values, from topoar's algorithm table. */
-    if (!name_in_description(p->desc, value, out, out_len))
+    if (!topoar_name_in_description(p->desc, value, out, out_len))
         snprintf(out, out_len, "%d", value);
 }
 

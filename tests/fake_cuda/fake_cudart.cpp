@@ -426,30 +426,23 @@ cudaError_t prepare_copy(const char *fn, void *dst, const void *src, size_t n, c
         return cudaErrorInvalidValue;
     }
     if (n == 0) { *vdst = (char *)dst; *vsrc = (const char *)src; *rkind = kind; return cudaSuccess; }
-    if (sdev || cs == P_MANAGED || cs == P_PINNED) {
-        const char *v = dev_view(src, n);
-        if (!v) {
-            const Alloc *a = find_alloc(src);
-            diag("%s: source range %p + %zu bytes leaves its %s allocation %p of %zu bytes",
-                 fn, src, n, class_name(cs), (void *)a->base, a->size);
-            return cudaErrorInvalidValue;
+    // Memory the fake tracks is reached through its view (and must hold the
+    // whole range); plain host memory is used as it is.
+    auto view = [&](const void *p, PtrClass c, bool dev, const char *which, char **out) {
+        if (!(dev || c == P_MANAGED || c == P_PINNED)) {
+            *out = (char *)p;
+            return true;
         }
-        *vsrc = v;
-    } else {
-        *vsrc = (const char *)src;
-    }
-    if (ddev || cd == P_MANAGED || cd == P_PINNED) {
-        char *v = dev_view(dst, n);
-        if (!v) {
-            const Alloc *a = find_alloc(dst);
-            diag("%s: destination range %p + %zu bytes leaves its %s allocation %p of %zu bytes",
-                 fn, dst, n, class_name(cd), (void *)a->base, a->size);
-            return cudaErrorInvalidValue;
-        }
-        *vdst = v;
-    } else {
-        *vdst = (char *)dst;
-    }
+        *out = dev_view(p, n);
+        if (*out) return true;
+        const Alloc *a = find_alloc(p);
+        diag("%s: %s range %p + %zu bytes leaves its %s allocation %p of %zu bytes", fn, which, p, n, class_name(c),
+             (void *)a->base, a->size);
+        return false;
+    };
+    char *vs;
+    if (!view(src, cs, sdev, "source", &vs) || !view(dst, cd, ddev, "destination", vdst)) return cudaErrorInvalidValue;
+    *vsrc = vs;
     if (kind == cudaMemcpyDefault) {
         bool s = cs == P_DEVICE || cs == P_MANAGED, d = cd == P_DEVICE || cd == P_MANAGED;
         *rkind = s ? (d ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)

@@ -74,6 +74,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topoar_mpit_names.h"
+
 /* ------------------------------------------------------------------------ */
 /* options and global state                                                  */
 
@@ -802,28 +804,6 @@ static struct {
     char missing[256];
 } pv;
 
-/* The name listed after VALUE in the last_algorithm variable's description
- * ("...: 0 none, 1 ring, 2 leader, ..., 100 fallback (handed down)"), which
- * topoar generates from its algorithm table; 0 if it is not listed. */
-static int name_in_description(const char *desc, int value, char *out, size_t len)
-{
-    const char *p = strchr(desc, ':');
-    while (NULL != p) {
-        char *end;
-        long v;
-        p++;
-        while (' ' == *p) p++;
-        v = strtol(p, &end, 10);
-        if (end != p && ' ' == *end && v == value) {
-            int n = (int) strcspn(end + 1, ", ");
-            snprintf(out, len, "%.*s", n, end + 1);
-            return 1;
-        }
-        p = strchr(p, ',');
-    }
-    return 0;
-}
-
 static char alg_desc[2048]; /* the last_algorithm variable's description */
 
 static int find_pvar(const char *want, int *idx, MPI_Datatype *dt, int *cls, int *bind,
@@ -920,7 +900,7 @@ static int last_algorithm(char *name, int len)
     if (pv.alg_enum == MPI_T_ENUM_NULL || MPI_T_enum_get_info(pv.alg_enum, &num, ename, &nlen) != MPI_SUCCESS) {
         /* no enum attached: the names listed in the pvar's description */
         char n[64] = "?";
-        (void) name_in_description(alg_desc, val, n, sizeof(n));
+        (void) topoar_name_in_description(alg_desc, val, n, sizeof(n));
         snprintf(name, (size_t)len, "%s (value %d; the pvar has no MPI_T enum)", n, val);
         return 1;
     }
