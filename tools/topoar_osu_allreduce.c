@@ -28,7 +28,6 @@
 
 #include <mpi.h>
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -38,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topoar_cudart.h"
 #include "topoar_mpit_names.h"
 #include <unistd.h>
 
@@ -72,10 +72,10 @@ struct bench_options {
 
 static int world_rank = 0;
 
-/* -d cuda: the CUDA runtime loaded at run time (no build dependency);
- * dev_send/dev_recv mirror the host buffers on the device. */
+/* -d cuda: the CUDA runtime (loaded at run time, topoar_cudart.h);
+ * dev.send/dev.recv mirror the host buffers on the device. */
 static struct {
-    int (*memcpy_)(void *, const void *, size_t, int);
+    topoar_cudart_t rt;
     void *send, *recv;
 } dev;
 
@@ -83,27 +83,17 @@ static void die(const char *fmt, ...);
 
 static void device_init(size_t bytes)
 {
-    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
-    int (*count)(int *), (*setdev)(int), (*alloc)(void **, size_t);
-    int n = 0;
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (NULL == h)
-        die("-d cuda: %s", dlerror());
-    count = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
-    setdev = (int (*)(int))dlsym(h, "cudaSetDevice");
-    alloc = (int (*)(void **, size_t))dlsym(h, "cudaMalloc");
-    dev.memcpy_ = (int (*)(void *, const void *, size_t, int))dlsym(h, "cudaMemcpy");
-    if (!count || !setdev || !alloc || !dev.memcpy_ || 0 != count(&n) || n < 1)
-        die("-d cuda: no usable CUDA device");
-    if (0 != setdev((lr ? atoi(lr) : 0) % n) || 0 != alloc(&dev.send, bytes ? bytes : 1) ||
-        0 != alloc(&dev.recv, bytes ? bytes : 1))
-        die("-d cuda: cudaSetDevice/cudaMalloc of %zu bytes failed", bytes);
+    char why[256];
+    if (0 != topoar_cudart_load(&dev.rt, why, sizeof why))
+        die("-d cuda: %s", why);
+    if (0 != dev.rt.malloc_(&dev.send, bytes ? bytes : 1) || 0 != dev.rt.malloc_(&dev.recv, bytes ? bytes : 1))
+        die("-d cuda: cudaMalloc of %zu bytes failed", bytes);
 }
 
-/* host -> device (kind 1) or device -> host (kind 2) */
+/* TOPOAR_H2D or TOPOAR_D2H */
 static void device_copy(void *dst, const void *src, size_t bytes, int kind)
 {
-    if (0 != dev.memcpy_(dst, src, bytes, kind))
+    if (0 != dev.rt.memcpy_(dst, src, bytes, kind))
         die("-d cuda: cudaMemcpy failed");
 }
 
@@ -583,7 +573,7 @@ static void run_size(const struct bench_options *o, MPI_Comm comm, int rank,
                 fill_send(o->in_place ? recvbuf : sendbuf, count, rank, it);
                 if (o->device)
                     device_copy(o->in_place ? dev.recv : dev.send, o->in_place ? (void *)recvbuf : (void *)sendbuf,
-                                bytes, 1);
+                                bytes, TOPOAR_H2D);
             }
             MPI_TRY(MPI_Allreduce(sbuf, rbuf, (int)count, MPI_FLOAT,
                                   MPI_SUM, comm));
@@ -613,16 +603,16 @@ static void run_size(const struct bench_options *o, MPI_Comm comm, int rank,
                 for (size_t i = 0; i < count; i++)
                     recvbuf[i] = NAN;
             if (o->device) {
-                device_copy(dev.recv, recvbuf, bytes, 1);
+                device_copy(dev.recv, recvbuf, bytes, TOPOAR_H2D);
                 if (!o->in_place)
-                    device_copy(dev.send, sendbuf, bytes, 1);
+                    device_copy(dev.send, sendbuf, bytes, TOPOAR_H2D);
             }
             MPI_TRY(MPI_Barrier(comm));
         } else if (o->in_place) {
             /* keep values bounded: repeated in-place sums would overflow */
             fill_send(recvbuf, count, rank, 0);
             if (o->device)
-                device_copy(dev.recv, recvbuf, bytes, 1);
+                device_copy(dev.recv, recvbuf, bytes, TOPOAR_H2D);
             MPI_TRY(MPI_Barrier(comm));
         }
         t0 = MPI_Wtime();
@@ -633,7 +623,7 @@ static void run_size(const struct bench_options *o, MPI_Comm comm, int rank,
         timer += t1 - t0;
         if (o->validate) {
             if (o->device)
-                device_copy(recvbuf, dev.recv, bytes, 2);
+                device_copy(recvbuf, dev.recv, bytes, TOPOAR_D2H);
             local_errors += count_errors(recvbuf, count, nranks, it,
                                          &first_bad);
         }

@@ -63,7 +63,6 @@
 #include <mpi.h>
 
 #include <complex.h>
-#include <dlfcn.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -74,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topoar_cudart.h"
 #include "topoar_mpit_names.h"
 
 /* ------------------------------------------------------------------------ */
@@ -1090,35 +1090,14 @@ static void prep(const cctx *c, const case_t *cs, bufs_t *b)
     }
 }
 
-/* --device: the CUDA runtime, loaded at run time (no build dependency). */
-static struct {
-    int (*malloc_)(void **, size_t);
-    int (*free_)(void *);
-    int (*memcpy_)(void *, const void *, size_t, int);
-} cu;
+/* --device: the CUDA runtime, loaded at run time (topoar_cudart.h). */
+static topoar_cudart_t cu;
 
 static void cuda_init(void)
 {
-    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_GLOBAL);
-    int (*count)(int *), (*setdev)(int);
-    int n = 0;
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (!h) {
-        fprintf(stderr, "rank %d: --device: %s\n", world_rank, dlerror());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    cu.malloc_ = (int (*)(void **, size_t))dlsym(h, "cudaMalloc");
-    cu.free_ = (int (*)(void *))dlsym(h, "cudaFree");
-    cu.memcpy_ = (int (*)(void *, const void *, size_t, int))dlsym(h, "cudaMemcpy");
-    count = (int (*)(int *))dlsym(h, "cudaGetDeviceCount");
-    setdev = (int (*)(int))dlsym(h, "cudaSetDevice");
-    if (!cu.malloc_ || !cu.free_ || !cu.memcpy_ || !count || !setdev || count(&n) != 0 || n < 1) {
-        fprintf(stderr, "rank %d: --device: no usable CUDA device\n", world_rank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    /* one device per local rank, round robin */
-    if (setdev((lr ? atoi(lr) : 0) % n) != 0) {
-        fprintf(stderr, "rank %d: --device: cudaSetDevice failed\n", world_rank);
+    char why[256];
+    if (0 != topoar_cudart_load(&cu, why, sizeof why)) {
+        fprintf(stderr, "rank %d: --device: %s\n", world_rank, why);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
@@ -1126,7 +1105,7 @@ static void cuda_init(void)
 static char *dev_copy_of(const char *host, size_t bytes)
 {
     void *d = NULL;
-    if (cu.malloc_(&d, bytes ? bytes : 1) != 0 || cu.memcpy_(d, host, bytes, 1 /* H2D */) != 0) {
+    if (cu.malloc_(&d, bytes ? bytes : 1) != 0 || cu.memcpy_(d, host, bytes, TOPOAR_H2D) != 0) {
         fprintf(stderr, "rank %d: --device: cudaMalloc/cudaMemcpy failed\n", world_rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -1135,7 +1114,7 @@ static char *dev_copy_of(const char *host, size_t bytes)
 
 static void dev_back(char *host, char *dev, size_t bytes)
 {
-    if (cu.memcpy_(host, dev, bytes, 2 /* D2H */) != 0 || cu.free_(dev) != 0) {
+    if (cu.memcpy_(host, dev, bytes, TOPOAR_D2H) != 0 || cu.free_(dev) != 0) {
         fprintf(stderr, "rank %d: --device: cudaMemcpy back failed\n", world_rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
