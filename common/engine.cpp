@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <stdexcept>
 
 #include "planners/planners.hpp"
@@ -10,9 +11,24 @@ namespace topoar {
 
 namespace {
 
-// Plans for this many distinct counts are kept per communicator; a program
-// cycling through more sizes rebuilds them (cheap next to the transfer).
+// Plans for this many distinct counts, or this much plan memory, are kept
+// per communicator; a program cycling through more sizes rebuilds them
+// (cheap next to the transfer).  With chunking (chunk_size) no one plan is
+// larger than a chunk's, so the cache stays bounded at any message size.
 constexpr std::size_t kMaxCachedPlans = 64;
+constexpr std::size_t kMaxCachedPlanBytes = std::size_t(64) << 20;
+
+// What a compiled plan holds in memory, roughly (this rank's share).
+std::size_t footprint(const CompiledPlan& p) {
+    std::size_t b = sizeof(CompiledPlan);
+    for (const RankSchedule& rs : p.plan.ranks) {
+        b += sizeof(RankSchedule) + rs.rounds.size() * sizeof(Round);
+        for (const Round& r : rs.rounds) b += r.ops.size() * sizeof(Op);
+    }
+    b += p.program.steps.size() * (sizeof(ExecProgram::Step) + 1) + p.program.round_begin.size() * sizeof(std::size_t);
+    for (const auto& st : p.program.steps) b += st.deps.size() * sizeof(std::uint32_t);
+    return b;
+}
 }  // namespace
 
 Engine::Engine(int rank, int size, EngineConfig cfg) : rank_(rank), size_(size), cfg_(std::move(cfg)) {}
@@ -145,19 +161,20 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     return o;
 }
 
-Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes, MemType mem,
-                        const CompiledPlan** out) {
-    // Device plans differ (their pipelining unit): the memory type is part of the key.
-    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes, static_cast<int>(mem));
+Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
+                        std::size_t pipeline_bytes, MemType mem, const CompiledPlan** out) {
+    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes, pipeline_bytes,
+                               static_cast<int>(mem));
     auto it = plans_.find(key);
     if (it == plans_.end()) {
         auto prepared = std::make_unique<CompiledPlan>();
         PlanOptions opts = plan_options(cfg_, elem_size, mem);
+        opts.pipeline_elems = pipeline_bytes ? std::max<std::size_t>(1, pipeline_bytes / elem_size) : 0;
         TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
         prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size);
-        if (plans_.size() >= kMaxCachedPlans) plans_.clear();
+        plan_bytes_ += footprint(*prepared);
         it = plans_.emplace(key, std::move(prepared)).first;
     }
     *out = it->second.get();
@@ -171,6 +188,12 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     call->mem = mem;
     call->count = count;
     call->elem_size = elem_size;
+    // The cache is trimmed here, before this call's plans are looked up, so
+    // the ones it returns stay valid until the next prepare().
+    if (plans_.size() + 2 > kMaxCachedPlans || plan_bytes_ > kMaxCachedPlanBytes) {
+        plans_.clear();
+        plan_bytes_ = 0;
+    }
     if (mem == MemType::cuda && !device_table_tried_) build_device_table();
     const Decision d = decide(count * elem_size, mem);
     call->origin = d.origin;
@@ -198,21 +221,41 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     call->plan_algorithm = alg;
     if (count == 0 || size_ == 1) return Status::ok();
-    const CompiledPlan* plan = nullptr;
-    Status s = plan_for(alg, count, elem_size, segment, mem, &plan);
+    // A large call runs in chunks of at most chunk_size bytes, each a whole
+    // all-reduce of its part: one plan (and one for the remainder) serves
+    // every chunk, so plans, scratch and messages in flight are bounded by
+    // the chunk (an all-reduce is element-wise: the parts are independent).
+    // The algorithm was chosen for the whole call's size.
+    std::size_t chunk = count;
+    if (cfg_.chunk_size && count > cfg_.chunk_size / elem_size)
+        chunk = std::max<std::size_t>(1, cfg_.chunk_size / elem_size);
+    const std::size_t tail = count % chunk;
+    // Host calls of many MiB use larger messages (scaled_unit); device
+    // plans have their own pipelining unit.
+    const std::size_t bytes = count * elem_size, chunk_bytes = chunk * elem_size;
+    std::size_t pipeline = mem == MemType::cuda ? cfg_.gpu_model.pipeline_bytes
+                                                : scaled_unit(cfg_.pipeline_size, bytes, chunk_bytes);
+    if (mem == MemType::host && !d.has_segment) segment = scaled_unit(segment, bytes, chunk_bytes);
+    auto plans = [&](Algorithm a, std::size_t seg) {
+        call->plan = call->tail_plan = nullptr;
+        TOPOAR_TRY(plan_for(a, chunk, elem_size, seg, pipeline, mem, &call->plan));
+        if (tail) TOPOAR_TRY(plan_for(a, tail, elem_size, seg, pipeline, mem, &call->tail_plan));
+        return Status::ok();
+    };
+    Status s = plans(alg, segment);
     // A rule (or table entry) naming an algorithm this communicator cannot
     // run falls through to the built-in choice.  Plans are pure functions
     // of data all ranks share, so every rank takes the same way.
     if (s.code() == Code::unsupported && (d.origin == Origin::rule || d.origin == Origin::model)) {
         alg = builtin_choice(count * elem_size);
-        segment = cfg_.segment_size;
+        segment = mem == MemType::host ? scaled_unit(cfg_.segment_size, bytes, chunk_bytes) : cfg_.segment_size;
         call->algorithm = alg;
         call->plan_algorithm = alg;
         call->fell_through = true;
-        s = plan_for(alg, count, elem_size, segment, mem, &plan);
+        s = plans(alg, segment);
     }
     TOPOAR_TRY(s);
-    call->plan = plan;
+    call->chunk_count = chunk;
     return Status::ok();
 }
 
@@ -225,19 +268,49 @@ void Engine::build_device_table() {
         device_table_ = DecisionTable{};
 }
 
+// Runs prepared call's plan on every chunk of buf, one after the other.
+template <typename RunOne>
+static Status run_chunks(const PreparedCall& call, void* buf, RunOne run_one) {
+    const std::size_t n = call.num_chunks();
+    for (std::size_t k = 0; k < n; ++k) {
+        const bool last_partial = k + 1 == n && call.tail_plan != nullptr;
+        const CompiledPlan& p = last_partial ? *call.tail_plan : *call.plan;
+        char* part = static_cast<char*>(buf) + k * call.chunk_count * call.elem_size;
+        Status s = run_one(p, part);
+        if (!s) {
+            if (n == 1) return s;
+            return Status(s.code(), "chunk " + std::to_string(k + 1) + " of " + std::to_string(n) + ": " +
+                                        s.message());
+        }
+    }
+    return Status::ok();
+}
+
 Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer) {
     if (call.hand_down) return Status::internal("run() of a call prepare() handed down");
     if (call.plan == nullptr) return Status::ok();  // nothing to move
-    const ExecProgram& program = call.plan->program;
-    const std::size_t need = program.scratch_elems * call.elem_size;
-    if (scratch_.size() < need) scratch_.resize(need);
-    return executor_.run(program, buf, scratch_.data(), call.elem_size, transport, reducer);
+    std::size_t need = call.plan->program.scratch_elems * call.elem_size;
+    if (call.tail_plan) need = std::max(need, call.tail_plan->program.scratch_elems * call.elem_size);
+    if (scratch_size_ < need) {
+        // Not zeroed (every byte is written before it is read), and
+        // bounded by the largest chunk's plan.
+        scratch_.reset();
+        scratch_.reset(new (std::nothrow) unsigned char[need]);
+        scratch_size_ = scratch_ ? need : 0;
+        if (!scratch_)
+            return Status::internal("out of memory for " + std::to_string(need) + " bytes of scratch");
+    }
+    return run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
+        return executor_.run(p.program, part, scratch_.get(), call.elem_size, transport, reducer);
+    });
 }
 
 Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {
     if (call.hand_down) return Status::internal("run_device() of a call prepare() handed down");
     if (call.plan == nullptr) return Status::ok();
-    return run_device_schedule(call.plan->plan.of(rank_), buf, call.elem_size, transport);
+    return run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
+        return run_device_schedule(p.plan.of(rank_), part, call.elem_size, transport);
+    });
 }
 
 Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,

@@ -71,6 +71,14 @@ struct PreparedCall {
     MemType mem = MemType::host;
     std::size_t count = 0, elem_size = 0;
     const CompiledPlan* plan = nullptr; // nullptr: nothing to move (count 0, one rank)
+    // Large calls (EngineConfig::chunk_size): `plan` is for chunk_count
+    // elements and runs on [0, c), [c, 2c), ...; tail_plan (or nullptr)
+    // covers the last count % chunk_count.  chunk_count == count: one run.
+    std::size_t chunk_count = 0;
+    const CompiledPlan* tail_plan = nullptr;
+    std::size_t num_chunks() const {
+        return chunk_count ? (count + chunk_count - 1) / chunk_count : 0;
+    }
 };
 
 // What an engine is configured with.  The fields the MCA parameters set
@@ -92,6 +100,9 @@ struct EngineConfig {
     // rounds (0: none; the executor's step-wise dataflow already pipelines
     // chains and trees).
     std::size_t pipeline_size;
+    // coll_topoar_chunk_size: a call of more bytes runs as consecutive
+    // chunks of this size (0: never), each with the same cached plan.
+    std::size_t chunk_size;
     // coll_topoar_single_node_fallback: auto on a communicator within one
     // host hands the call down (tuned's shared-memory algorithms are faster
     // there than topoar's network-shaped ones; measured in
@@ -192,8 +203,8 @@ public:
                      Reducer& reducer, Algorithm* used);
 
 private:
-    Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes, MemType mem,
-                    const CompiledPlan** out);
+    Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
+                    std::size_t pipeline_bytes, MemType mem, const CompiledPlan** out);
     Algorithm builtin_choice(std::size_t bytes) const;
 
     int rank_, size_;
@@ -211,12 +222,16 @@ private:
     bool device_table_tried_ = false;
     void build_device_table();
     CommShape shape_;
-    // Keyed by (algorithm, count, element size, segment bytes, memory type:
-    // device plans have their own pipelining unit): segments are
-    // in elements, and a rule may set its own segment size.
-    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t, int>, std::unique_ptr<CompiledPlan>> plans_;
+    // Keyed by (algorithm, count, element size, segment bytes, pipelining
+    // bytes, memory type): segments are in elements, a rule may set its own
+    // segment size, large calls scale both units (scaled_unit), device
+    // plans have their own pipelining unit.
+    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, int>, std::unique_ptr<CompiledPlan>>
+        plans_;
+    std::size_t plan_bytes_ = 0;  // footprint of plans_
     Executor executor_;
-    std::vector<unsigned char> scratch_;
+    std::unique_ptr<unsigned char[]> scratch_;
+    std::size_t scratch_size_ = 0;
 };
 
 }  // namespace topoar

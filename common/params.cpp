@@ -62,6 +62,12 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->pipeline_size); },
          "Pipelining unit in bytes that planners build into their rounds (0: none). "
          "Must be the same on all ranks."},
+        {"chunk_size", T::size, "67108864", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->chunk_size); },
+         "Calls larger than this many bytes run as consecutive chunks of it, each a complete all-reduce of "
+         "its part with one cached plan, so plans, scratch memory and messages in flight stay bounded "
+         "whatever the message size (0: never cut; not recommended above 1 GiB). "
+         "Must be the same on all ranks."},
         {"small_msg_size", T::size, "65536", 5, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->small_msg_size); },
          "auto's fixed choice (used when no rule and no cost-model table decides): messages of at most this "

@@ -34,13 +34,17 @@ public:
         ex_.live_[i] = 1;
         // Its message may be there already (the unexpected queue): take it
         // now, as the policy allows (and as the cost model does).
-        return poll(i);
+        if (poll(i)) return true;
+        if (error_.is_ok()) ex_.queue_[s.chan].push_back(i);
+        return false;
     }
     void post_send(std::uint32_t i) override {
         if (!error_.is_ok()) return;
         const auto& s = prog_.steps[i];
-        if (note(t_.isend(buf_ + s.offset * elem_, s.count * elem_, s.peer, &ex_.req_[i]), i, "isend"))
+        if (note(t_.isend(buf_ + s.offset * elem_, s.count * elem_, s.peer, &ex_.req_[i]), i, "isend")) {
             ex_.live_[i] = 1;
+            ex_.queue_[s.chan].push_back(i);
+        }
     }
     bool apply(std::uint32_t i) override {
         if (!error_.is_ok() || prog_.direct[i]) return true;  // a direct receive landed in place
@@ -104,21 +108,36 @@ Status Executor::run(const ExecProgram& prog, void* buf_v, void* scratch_v, std:
     const std::size_t n = prog.steps.size();
     req_.assign(n, nullptr);
     live_.assign(n, 0);
+    queue_.resize(std::max(queue_.size(), prog.num_chans));
+    for (std::size_t c = 0; c < prog.num_chans; ++c) queue_[c].clear();
+    head_.assign(prog.num_chans, 0);
     policy_.clear();
     policy_.set_trace(trace_);
     TOPOAR_TRY(policy_.add_rank(prog));
     Driver d(*this, prog, static_cast<char*>(buf_v), static_cast<char*>(scratch_v), elem_size, transport, reducer);
 
     policy_.start(&d);
+    // Each pass tests the oldest posted request of every channel (one peer,
+    // one direction), and the next while they complete: O(channels) per
+    // pass, not O(posted requests), which made a call with thousands of
+    // segments in flight quadratic in its size.  A request completing
+    // behind an unfinished older one of its channel is seen when that one
+    // completes: messages of a channel match in order, and the older one
+    // completes through the transport's progress alone.
     while (d.error().is_ok() && !policy_.done(0)) {
         transport.progress();
-        const std::uint32_t hi = policy_.window_end(0);
-        for (std::uint32_t i = policy_.window_begin(0); i < hi && d.error().is_ok(); ++i) {
-            if (!live_[i] || !d.poll(i)) continue;
-            if (prog.steps[i].kind == OpKind::send)
-                policy_.send_done(i);
-            else
-                policy_.arrived(i);
+        for (std::size_t c = 0; c < prog.num_chans && d.error().is_ok(); ++c) {
+            std::vector<std::uint32_t>& q = queue_[c];  // posting below may grow it
+            std::size_t& h = head_[c];
+            while (h < q.size() && d.error().is_ok()) {
+                const std::uint32_t i = q[h];
+                if (!d.poll(i)) break;
+                ++h;
+                if (prog.steps[i].kind == OpKind::send)
+                    policy_.send_done(i);
+                else
+                    policy_.arrived(i);
+            }
         }
     }
     if (d.error().is_ok()) return Status::ok();

@@ -73,6 +73,10 @@ private:
     SchedulePolicy policy_;
     std::vector<Transport::Request> req_;
     std::vector<char> live_;  // a request of the step is posted and not finished
+    // Per channel (ExecProgram::Step::chan): the steps posted, in order, and
+    // the first one not yet seen complete.
+    std::vector<std::vector<std::uint32_t>> queue_;
+    std::vector<std::size_t> head_;
     std::vector<unsigned char> own_scratch_;
     std::vector<ScheduleEvent>* trace_ = nullptr;
 };

@@ -21,6 +21,12 @@ std::size_t step_elems(std::size_t segment_elems, std::size_t elem_size) {
     return std::min(seg, std::max<std::size_t>(1, kMaxMessageBytes / std::max<std::size_t>(1, elem_size)));
 }
 
+std::size_t scaled_unit(std::size_t unit, std::size_t call_bytes, std::size_t chunk_bytes) {
+    if (unit == 0) return 0;
+    const std::size_t cap = std::min(kMaxScaledUnit, chunk_bytes / kUnitsPerChunk);
+    return std::max(unit, std::min(call_bytes / kUnitsPerCall, cap));
+}
+
 std::size_t segment_elems_of(std::size_t segment_bytes, std::size_t elem_size) {
     std::size_t seg = elem_size ? segment_bytes / elem_size : 0;
     if (segment_bytes && seg == 0) seg = 1;
@@ -67,6 +73,16 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
         max_round_recv = std::max(max_round_recv, round_recv[static_cast<std::size_t>(r)]);
     }
     prog.round_begin.push_back(prog.steps.size());
+
+    // Channels: the distinct peers, in ascending order.
+    std::vector<int> peers;
+    for (const auto& s : prog.steps) peers.push_back(s.peer);
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    prog.num_chans = 2 * peers.size();
+    for (auto& s : prog.steps)
+        s.chan = 2 * static_cast<std::uint32_t>(std::lower_bound(peers.begin(), peers.end(), s.peer) - peers.begin()) +
+                 (is_recv(s.kind) ? 0 : 1);
 
     // Scratch: one band per round of the window; round r uses band r % W.
     const std::size_t bands = static_cast<std::size_t>(std::min(nrounds, kWindowRounds));

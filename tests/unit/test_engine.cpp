@@ -677,6 +677,126 @@ static void test_compiled_dependencies_follow_the_rule(void** state) {
     }
 }
 
+// Every host algorithm plans counts beyond 2^31 and 2^32 elements (any
+// offset or count kept in 32 bits would show), checked without buffers:
+// validate_plan, and the symbolic execution on element ranges
+// (plan_check.hpp: every rank ends with every contribution exactly once).
+// Also with the range check agreeing with the per-element one on a small
+// count, so the range check itself is checked.
+static void test_planners_at_huge_counts(void** state) {
+    (void)state;
+    const std::size_t huge[] = {(std::size_t(1) << 31) - 1, (std::size_t(1) << 31) + 1, (std::size_t(1) << 32) - 1,
+                                (std::size_t(1) << 32) + 3, (std::size_t(5) << 32) + 7};
+    const Topology topos[] = {hosts_topology({2, 1}), hosts_topology({2, 3}), hosts_topology({3, 1, 3}),
+                              topoar_test::cluster_two_racks()};
+    for (Algorithm alg : host_algorithms())
+        for (const Topology& topo : topos) {
+            for (std::size_t n : huge) {
+                Plan plan;
+                Status st = make_plan(alg, topo, n, -1, PlanOptions{}, &plan);
+                if (!st) fail_msg("%s n=%zu: %s", algorithm_name(alg), n, st.message().c_str());
+                Status v = validate_plan(plan);
+                if (!v) fail_msg("%s n=%zu: %s", algorithm_name(alg), n, v.message().c_str());
+                topoar_test::PlanCheck c = topoar_test::check_plan_ranges(plan);
+                if (!c.ok) fail_msg("%s on %d ranks, n=%zu: %s", algorithm_name(alg), topo.num_ranks(), n,
+                                    c.error.c_str());
+                // The executor's steps stay below the PML's int limit.
+                for (int r = 0; r < plan.nranks; ++r) {
+                    ExecProgram prog = compile_schedule(plan.of(r), 0, 8);
+                    for (const auto& s : prog.steps) assert_true(s.count * 8 <= kMaxMessageBytes);
+                }
+            }
+            for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1001)}) {
+                PlanOptions o;
+                o.pipeline_elems = 64;
+                Plan plan;
+                assert_true(make_plan(alg, topo, n, -1, o, &plan).is_ok());
+                topoar_test::PlanCheck a = topoar_test::check_plan_semantics(plan), b = topoar_test::check_plan_ranges(plan);
+                assert_true(a.ok);
+                if (!b.ok) fail_msg("%s n=%zu: %s", algorithm_name(alg), n, b.error.c_str());
+            }
+        }
+    // The range check catches what the element check catches.
+    Plan bad = plan_ring(3, (std::size_t(1) << 32) + 3, -1);
+    bad.ranks[1].rounds[0].ops[1].kind = OpKind::recv_copy;  // loses a contribution
+    assert_false(topoar_test::check_plan_ranges(bad).ok);
+    Plan twice = plan_ring(3, 1000, -1);
+    twice.ranks[2].rounds.push_back(twice.ranks[2].rounds[0]);
+    twice.ranks[0].rounds.push_back(twice.ranks[0].rounds[0]);
+    twice.ranks[1].rounds.push_back(twice.ranks[1].rounds[0]);
+    assert_false(topoar_test::check_plan_ranges(twice).ok);
+}
+
+// Large units and chunks (schedule_policy.hpp, EngineConfig::chunk_size).
+static void test_scaled_units(void** state) {
+    (void)state;
+    const std::size_t K = 1024, M = K * K, chunk = 64 * M;
+    assert_int_equal(scaled_unit(32 * K, 8, chunk), 32 * K);
+    assert_int_equal(scaled_unit(32 * K, 8 * M, chunk), 32 * K);  // unchanged up to 8 MiB
+    assert_int_equal(scaled_unit(32 * K, 16 * M, chunk), 64 * K);
+    assert_int_equal(scaled_unit(32 * K, 256 * M, chunk), M);
+    assert_int_equal(scaled_unit(32 * K, 4096 * M, chunk), M);    // at most chunk / 64
+    assert_int_equal(scaled_unit(32 * K, 4096 * M, 4096 * M), 4 * M);
+    assert_int_equal(scaled_unit(0, 4096 * M, chunk), 0);         // 0 (none) stays
+    assert_int_equal(scaled_unit(8 * M, 256 * M, chunk), 8 * M);  // never below the setting
+}
+
+// A call larger than chunk_size runs chunk by chunk with one plan (and one
+// for the remainder): results exact and the same as the whole call's, for
+// every host algorithm, on uneven hosts.
+static void test_chunked_calls(void** state) {
+    (void)state;
+    std::vector<RankInfo> infos(5);
+    const char* host_of[5] = {"a", "a", "b", "b", "b"};
+    for (int r = 0; r < 5; ++r) infos[static_cast<std::size_t>(r)].host = host_of[r];
+    const std::size_t n = 1001;
+    for (Algorithm alg : host_algorithms())
+        for (std::size_t chunk_bytes : {std::size_t(0), std::size_t(8 * 125), std::size_t(8 * 1001), std::size_t(3)}) {
+            EngineConfig cfg;
+            cfg.algorithm = alg;
+            cfg.chunk_size = chunk_bytes;
+            cfg.segment_size = 8 * 16;
+            topoar_test::FakeNetwork net(5);
+            std::vector<std::vector<std::int64_t>> bufs(5, std::vector<std::int64_t>(n));
+            std::vector<std::string> errors(5);
+            // What rank 0's call looked like (its plans die with its engine).
+            std::size_t chunks = 0, plan_count = 0;
+            bool has_tail = false;
+            std::vector<std::thread> threads;
+            for (int r = 0; r < 5; ++r)
+                threads.emplace_back([&, r] {
+                    const std::size_t R = static_cast<std::size_t>(r);
+                    for (std::size_t i = 0; i < n; ++i) bufs[R][i] = (r + 1) * 1000003LL + static_cast<long long>(i);
+                    Engine e(r, 5, cfg);
+                    SumReducer<std::int64_t> sum;
+                    topoar_test::FakeTransport t(net, r);
+                    PreparedCall call;
+                    Status s = e.setup(infos);
+                    if (s) s = e.prepare(n, 8, MemType::host, &call);
+                    if (s) s = e.run(call, bufs[R].data(), t, sum);
+                    if (!s) errors[R] = s.message();
+                    if (s && r == 0) {
+                        chunks = call.num_chunks();
+                        has_tail = call.tail_plan != nullptr;
+                        plan_count = call.plan->plan.count;
+                    }
+                });
+            for (auto& th : threads) th.join();
+            for (int r = 0; r < 5; ++r)
+                if (!errors[static_cast<std::size_t>(r)].empty())
+                    fail_msg("%s chunk %zu rank %d: %s", algorithm_name(alg), chunk_bytes, r,
+                             errors[static_cast<std::size_t>(r)].c_str());
+            for (int r = 0; r < 5; ++r)
+                for (std::size_t i = 0; i < n; ++i)
+                    if (bufs[static_cast<std::size_t>(r)][i] != 1000003LL * 15 + static_cast<long long>(i) * 5)
+                        fail_msg("%s chunk %zu rank %d element %zu wrong", algorithm_name(alg), chunk_bytes, r, i);
+            const std::size_t want_chunks = chunk_bytes == 8 * 125 ? 9 : chunk_bytes == 3 ? n : 1;
+            assert_int_equal(chunks, want_chunks);
+            assert_true(has_tail == (chunk_bytes == 8 * 125));  // 1001 = 8 x 125 + 1
+            assert_int_equal(plan_count, chunk_bytes == 8 * 125 ? 125 : chunk_bytes == 3 ? 1 : n);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_range_covers_exactly),
@@ -696,6 +816,9 @@ int main(void) {
         cmocka_unit_test(test_auto_uses_the_cost_model_table),
         cmocka_unit_test(test_rules_by_memory_type),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
+        cmocka_unit_test(test_planners_at_huge_counts),
+        cmocka_unit_test(test_scaled_units),
+        cmocka_unit_test(test_chunked_calls),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
