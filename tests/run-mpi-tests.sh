@@ -68,6 +68,36 @@ check "correctness segment_size=0 pipeline_size=0 np=4" \
     "${mpi[@]}" --mca coll_topoar_segment_size 0 --mca coll_topoar_pipeline_size 0 \
     --mca coll_topoar_allreduce_algorithm flexreduce -np 4 "$bin" --quick --expect-topoar
 
+# Chunked calls (coll_topoar_chunk_size): a 1000-byte chunk cuts most
+# counts into many chunks and a remainder, every algorithm, uneven sizes.
+for alg in $algorithms; do
+    [ "$alg" = auto ] && continue
+    check "chunked calls alg=$alg chunk_size=1000 np=5" \
+        "${mpi[@]}" --mca coll_topoar_allreduce_algorithm "$alg" --mca coll_topoar_single_node_fallback 0 \
+        --mca coll_topoar_chunk_size 1000 -np 5 "$bin" --quick --expect-topoar
+done
+
+# Above 2 GiB (1.1 G shorts, in place) with every algorithm, and above
+# 4 GiB (1.1 G ints) once, on 2 ranks: offsets, message sizes and scratch
+# beyond 32 bits (the ring broke at 2.4 GB before chunking).  Needs the
+# memory: 2 ranks x the message, plus chunk scratch; skipped when short.
+large="$build/tests/mpi/test_large"
+avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+large_check() {  # NAME BYTES_PER_RANK ALGORITHM TEST_LARGE_ARGS...
+    local name=$1 need_kb=$(( ($2 / 1024) * 2 + 1048576 )) alg=$3; shift 3
+    if [ "${avail_kb:-0}" -lt "$need_kb" ]; then
+        echo "SKIP: $name (needs $((need_kb / 1024)) MiB available, have $((avail_kb / 1024)))"
+        return
+    fi
+    check "$name" "${mpi[@]}" --mca coll_topoar_single_node_fallback 0 --mca coll_topoar_allreduce_algorithm "$alg" \
+        -np 2 "$large" "$@"
+}
+for alg in $algorithms; do
+    [ "$alg" = auto ] && continue
+    large_check "above 2 GiB alg=$alg np=2 (2.2 GB shorts)" 2200000000 "$alg" --type short --count 1100000000
+done
+large_check "above 4 GiB alg=ring np=2 (4.4 GB ints)" 4400000000 ring --type int --count 1100000000
+
 # The latency algorithm's deprecated name still selects it (number 2).
 expect_output "deprecated name recursive_doubling selects leader" "last_algorithm: leader \(value 2" \
     "${mpi[@]}" --mca coll_topoar_allreduce_algorithm recursive_doubling --mca coll_topoar_single_node_fallback 0 \
