@@ -138,6 +138,29 @@ std::string Engine::describe_origin(const PreparedCall& call) {
     return o + " (" + algorithm_name(call.algorithm) + " unsupported here) -> default";
 }
 
+CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t elem_size, MemType mem,
+                     std::size_t segment_bytes) {
+    CallUnits u;
+    // A large call runs in chunks of at most chunk_size bytes, each a whole
+    // all-reduce of its part: one plan (and one for the remainder) serves
+    // every chunk, so plans, scratch and messages in flight are bounded by
+    // the chunk (an all-reduce is element-wise: the parts are independent).
+    u.chunk_count = count;
+    if (cfg.chunk_size && elem_size && count > cfg.chunk_size / elem_size)
+        u.chunk_count = std::max<std::size_t>(1, cfg.chunk_size / elem_size);
+    // Host calls of many MiB use larger messages (scaled_unit); device
+    // plans have their own pipelining unit.
+    const std::size_t bytes = count * elem_size, chunk_bytes = u.chunk_count * elem_size;
+    if (mem == MemType::cuda) {
+        u.segment_bytes = segment_bytes;
+        u.pipeline_bytes = cfg.gpu_model.pipeline_bytes;
+    } else {
+        u.segment_bytes = scaled_unit(segment_bytes, bytes, chunk_bytes);
+        u.pipeline_bytes = scaled_unit(cfg.pipeline_size, bytes, chunk_bytes);
+    }
+    return u;
+}
+
 PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem) {
     PlanOptions o;
     const std::size_t unit = mem == MemType::cuda ? cfg.gpu_model.pipeline_bytes : cfg.pipeline_size;
@@ -221,21 +244,9 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     call->plan_algorithm = alg;
     if (count == 0 || size_ == 1) return Status::ok();
-    // A large call runs in chunks of at most chunk_size bytes, each a whole
-    // all-reduce of its part: one plan (and one for the remainder) serves
-    // every chunk, so plans, scratch and messages in flight are bounded by
-    // the chunk (an all-reduce is element-wise: the parts are independent).
-    // The algorithm was chosen for the whole call's size.
-    std::size_t chunk = count;
-    if (cfg_.chunk_size && count > cfg_.chunk_size / elem_size)
-        chunk = std::max<std::size_t>(1, cfg_.chunk_size / elem_size);
-    const std::size_t tail = count % chunk;
-    // Host calls of many MiB use larger messages (scaled_unit); device
-    // plans have their own pipelining unit.
-    const std::size_t bytes = count * elem_size, chunk_bytes = chunk * elem_size;
-    std::size_t pipeline = mem == MemType::cuda ? cfg_.gpu_model.pipeline_bytes
-                                                : scaled_unit(cfg_.pipeline_size, bytes, chunk_bytes);
-    if (mem == MemType::host && !d.has_segment) segment = scaled_unit(segment, bytes, chunk_bytes);
+    const CallUnits u = call_units(cfg_, count, elem_size, mem, cfg_.segment_size);
+    const std::size_t chunk = u.chunk_count, tail = count % chunk, pipeline = u.pipeline_bytes;
+    if (!d.has_segment) segment = u.segment_bytes;  // a rule's segment size is kept as written
     auto plans = [&](Algorithm a, std::size_t seg) {
         call->plan = call->tail_plan = nullptr;
         TOPOAR_TRY(plan_for(a, chunk, elem_size, seg, pipeline, mem, &call->plan));
@@ -248,7 +259,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // of data all ranks share, so every rank takes the same way.
     if (s.code() == Code::unsupported && (d.origin == Origin::rule || d.origin == Origin::model)) {
         alg = builtin_choice(count * elem_size);
-        segment = mem == MemType::host ? scaled_unit(cfg_.segment_size, bytes, chunk_bytes) : cfg_.segment_size;
+        segment = call_units(cfg_, count, elem_size, mem, cfg_.segment_size).segment_bytes;
         call->algorithm = alg;
         call->plan_algorithm = alg;
         call->fell_through = true;

@@ -142,6 +142,17 @@ struct EngineConfig {
 // mem: the pipelining unit of host buffers (pipeline_size) or of device
 // buffers (gpu_pipeline_size).
 PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem = MemType::host);
+// How a call of `count` elements is cut: chunks of chunk_count elements
+// (EngineConfig::chunk_size; count itself when not cut), and the segment
+// and pipelining units its plans use (scaled up for large host calls:
+// scaled_unit in exec/schedule_policy.hpp) from segment_bytes, the
+// setting before scaling (a rule's own segment size is used as written).
+// The engine and the simulator (topoar_sim) cut alike.
+struct CallUnits {
+    std::size_t chunk_count = 0, segment_bytes = 0, pipeline_bytes = 0;
+};
+CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t elem_size, MemType mem,
+                     std::size_t segment_bytes);
 // The options set-up builds the cost-model table with (tools print the same
 // one).
 DefaultTableOptions table_options(const EngineConfig& cfg);

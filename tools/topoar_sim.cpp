@@ -395,13 +395,24 @@ struct Result {
     Prediction pred;
 };
 
-Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Options& o, const PlanOptions& popt) {
+Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Options& o, const EngineConfig& cfg,
+                PlanOptions popt) {
     Result r;
     std::size_t count = bytes / o.elem;
     if (count == 0) {
         r.note = "below one element";
         return r;
     }
+    // As the engine cuts the call (call_units): chunks of chunk_size run one
+    // after the other with one plan; large host calls use larger units.
+    // The prediction is the chunk's, scaled by the chunks (and the
+    // remainder's share).
+    const CallUnits u = call_units(cfg, count, o.elem, o.cuda ? MemType::cuda : MemType::host, cfg.segment_size);
+    const double chunks = static_cast<double>(count) / static_cast<double>(u.chunk_count);
+    count = u.chunk_count;
+    popt.pipeline_elems = u.pipeline_bytes ? std::max<std::size_t>(1, u.pipeline_bytes / o.elem) : 0;
+    CostParams model = o.model;
+    if (!o.cuda) model.segment_bytes = u.segment_bytes;  // device: the device model's own
     Plan plan;
     double c0 = cpu_now();
     Status s = make_plan(alg, topo, count, -1, popt, &plan);
@@ -412,14 +423,14 @@ Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Op
         return r;
     }
     c0 = cpu_now();
-    s = predict(topo, plan, o.elem, o.model, &r.pred);
+    s = predict(topo, plan, o.elem, model, &r.pred);
     r.sim_cpu = cpu_now() - c0;
     if (!s) {
         r.note = s.message();
         return r;
     }
     r.ok = true;
-    r.time = r.pred.time;
+    r.time = r.pred.time * chunks;
     return r;
 }
 
@@ -528,7 +539,7 @@ int main(int argc, char** argv) {
     for (std::size_t a = 0; a < o.algs.size(); ++a) {
         for (std::size_t s = 0; s < o.sizes.size(); ++s) {
             Result& r = results[a][s];
-            r = evaluate(topo, o.algs[a], o.sizes[s], o, popt);
+            r = evaluate(topo, o.algs[a], o.sizes[s], o, cfg, popt);
             if (!r.ok && r.code == Code::unsupported) {
                 std::printf("  note: %s skipped: %s\n", algorithm_name(o.algs[a]), r.note.c_str());
                 skipped[a] = true;
@@ -631,7 +642,7 @@ int main(int argc, char** argv) {
             for (const auto& f : facts) {
                 PlanOptions fo = popt;
                 fo.factors = f;
-                Result r = evaluate(topo, Algorithm::hring, o.sizes[s], o, fo);
+                Result r = evaluate(topo, Algorithm::hring, o.sizes[s], o, cfg, fo);
                 if (!r.ok) continue;
                 if (best_f.empty() || r.time < best_t) {
                     best_t = r.time;
