@@ -157,6 +157,11 @@ CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t ele
 // one).
 DefaultTableOptions table_options(const EngineConfig& cfg);
 
+// build_default_table (model/default_table.hpp) through a process-wide
+// cache keyed by the topology and the options (*hit: it was there).
+Status build_default_table_cached(const Topology& topo, const DefaultTableOptions& opts, DecisionTable* table,
+                                  DefaultTableReport* report, bool* hit = nullptr);
+
 class Engine {
 public:
     Engine(int rank, int size, EngineConfig cfg);
@@ -191,6 +196,9 @@ public:
     const DecisionTable& device_table() const { return device_table_; }
     const DefaultTableReport& model_report() const { return model_report_; }
     double model_setup_seconds() const { return model_seconds_; }
+    // The table came from the process's cache (another communicator of the
+    // same shape built it).
+    bool model_table_cached() const { return model_table_cached_; }
     const CommShape& shape() const { return shape_; }
     // What decided a prepared call, for people: "forced", "cost model",
     // "default", a rule's "file:line", or "FILE:LINE (ALG unsupported
@@ -226,6 +234,7 @@ private:
     DecisionTable model_table_;
     DefaultTableReport model_report_;
     double model_seconds_ = 0;
+    bool model_table_cached_ = false;
     // auto's table for device buffers across hosts (model/device_model.hpp),
     // built at the first device call (host-only programs never pay for it);
     // every rank builds the same one from the same data, no communication.

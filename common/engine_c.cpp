@@ -227,11 +227,17 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
     copy_name(out->host, host);
     copy_name(out->slurm_addr, std::getenv("SLURM_TOPOLOGY_ADDR"));
     copy_name(out->slurm_pattern, std::getenv("SLURM_TOPOLOGY_ADDR_PATTERN"));
-    try {
-        out->socket = probe_socket_of_current_binding();
-    } catch (...) {
-        out->socket = -1;
-    }
+    // Probed once per process: loading the hwloc topology took 4-16 ms here,
+    // which every communicator's set-up paid (a process's binding does not
+    // change under MPI).  A magic static: thread-safe.
+    static const int socket = [] {
+        try {
+            return probe_socket_of_current_binding();
+        } catch (...) {
+            return -1;
+        }
+    }();
+    out->socket = socket;
 }
 
 topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t* cfg) {
@@ -366,7 +372,9 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
             if (!t.empty()) {
                 char took[32];
                 std::snprintf(took, sizeof took, "%.3f", e->engine.model_setup_seconds());
-                s << "auto's default table (cost model, built in " << took << " s):\n" << t.to_text("cost model");
+                s << "auto's default table (cost model, built in " << took << " s"
+                  << (e->engine.model_table_cached() ? ", found in this process's cache" : "") << "):\n"
+                  << t.to_text("cost model");
             }
         }
         e->description = s.str();

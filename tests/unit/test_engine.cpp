@@ -797,6 +797,35 @@ static void test_chunked_calls(void** state) {
         }
 }
 
+// auto's tables are cached per process by (topology, options): a second
+// engine over the same shape finds it; other links or options do not.
+static void test_default_table_cache(void** state) {
+    (void)state;
+    std::vector<RankInfo> infos(6);
+    for (int r = 0; r < 6; ++r) infos[static_cast<std::size_t>(r)].host = r < 2 ? "x" : (r < 5 ? "y" : "z");
+    Engine a(0, 6, EngineConfig{}), b(3, 6, EngineConfig{});
+    assert_true(a.setup(infos).is_ok());
+    assert_true(b.setup(infos).is_ok());
+    assert_false(a.model_table().empty());
+    assert_true(b.model_table_cached());
+    assert_string_equal(a.model_table().to_text("t").c_str(), b.model_table().to_text("t").c_str());
+    EngineConfig other;
+    other.model_overhead = 3e-6;  // another model: its own table
+    Engine c(0, 6, other);
+    assert_true(c.setup(infos).is_ok());
+    assert_false(c.model_table_cached());
+    Topology t1 = topoar_test::hosts({2, 3, 1}, {25e6, 20e-6}, topoar_test::kShm);
+    Topology t2 = topoar_test::hosts({2, 3, 1}, {125e6, 20e-6}, topoar_test::kShm);
+    DecisionTable d;
+    DefaultTableReport rep;
+    bool hit = true;
+    assert_true(build_default_table_cached(t1, table_options(EngineConfig{}), &d, &rep, &hit).is_ok());
+    assert_true(build_default_table_cached(t2, table_options(EngineConfig{}), &d, &rep, &hit).is_ok());
+    assert_false(hit);  // other link rates, other key
+    assert_true(build_default_table_cached(t1, table_options(EngineConfig{}), &d, &rep, &hit).is_ok());
+    assert_true(hit);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_range_covers_exactly),
@@ -819,6 +848,7 @@ int main(void) {
         cmocka_unit_test(test_planners_at_huge_counts),
         cmocka_unit_test(test_scaled_units),
         cmocka_unit_test(test_chunked_calls),
+        cmocka_unit_test(test_default_table_cache),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
