@@ -60,6 +60,7 @@
 #include "planners/planner_flex.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <iomanip>
@@ -108,8 +109,123 @@ int child_index_under(const Topology& topo, int branch, int v) {
     return static_cast<int>(std::find(kids.begin(), kids.end(), v) - kids.begin());
 }
 
-// The paper's portions: `share` split evenly among the children of `v`, and
-// so on down to the leaves.
+}  // namespace
+
+// Shares of the children of a branch whose uplinks differ (see
+// planner_flex.hpp and docs/cost-model.md, "Weighted shares").  Along
+// FlexReduce's chains every element of a subrange crosses each child's
+// uplink once each way, twice for the children inside the chain: child i
+// carries M (2 - s_i - s_{i-1}) per direction, s_i its share and i-1 the
+// child before it in the cyclic child order (the first of the chains of
+// i-1's subranges).  The shares minimise the slowest child's time, then
+// the next slowest, and so on (water-filling): a binary search on the time
+// tau, each step asking for the least total share meeting the demands
+// s_i + s_{i-1} >= 2 - tau b_i on the cycle (with s_0 fixed, the least
+// choice along the path is greedy; s_0 by ternary search, the least total
+// being convex in it); the children that cannot do better are fixed at
+// that tau and the search goes on for the others.  Equal links, two
+// children, or an unknown link: equal shares, the paper's.
+std::vector<double> weighted_shares(const std::vector<double>& bw) {
+    const std::size_t d = bw.size();
+    std::vector<double> equal(d, d ? 1.0 / static_cast<double>(d) : 0.0);
+    if (d <= 2) return equal;
+    const double lo_bw = *std::min_element(bw.begin(), bw.end());
+    const double hi_bw = *std::max_element(bw.begin(), bw.end());
+    if (!(lo_bw > 0) || hi_bw <= lo_bw * (1 + 1e-9)) return equal;
+    std::vector<double> s(d);
+    // The least total share meeting demands a (s_i + s_{i-1} >= a_i); the
+    // shares in s.
+    auto least = [&](const std::vector<double>& a) {
+        auto total = [&](double x) {
+            s[0] = x;
+            for (std::size_t i = 1; i < d; ++i) s[i] = std::max(0.0, a[i] - s[i - 1]);
+            if (s[0] + s[d - 1] < a[0]) s[d - 1] = a[0] - s[0];
+            double t = 0;
+            for (double y : s) t += y;
+            return t;
+        };
+        double l = 0, h = 1;
+        for (int it = 0; it < 80; ++it) {
+            const double m1 = l + (h - l) / 3, m2 = h - (h - l) / 3;
+            if (total(m1) <= total(m2)) h = m2; else l = m1;
+        }
+        return total((l + h) / 2);
+    };
+    std::vector<double> fixed(d, -1);  // a fixed child's demand
+    auto demands = [&](double tau, std::size_t raised, double factor) {
+        std::vector<double> a(d);
+        for (std::size_t i = 0; i < d; ++i)
+            a[i] = fixed[i] >= 0 ? fixed[i]
+                                 : std::max(0.0, 2.0 - tau * (i == raised ? factor : 1.0) * bw[i]);
+        return a;
+    };
+    auto feasible = [&](const std::vector<double>& a) {
+        for (double x : a)
+            if (x > 1.0) return false;  // s_i + s_{i-1} <= 1
+        return least(a) <= 1.0 + 1e-12;
+    };
+    // Equal shares meet every child at this time.
+    double hi = 0;
+    for (double b : bw) hi = std::max(hi, (2.0 - 2.0 / static_cast<double>(d)) / b);
+    for (std::size_t phase = 0; phase < d; ++phase) {
+        double lo = 0;
+        for (int it = 0; it < 100 && hi - lo > hi * 1e-12; ++it) {
+            const double mid = (lo + hi) / 2;
+            if (feasible(demands(mid, d, 1))) hi = mid; else lo = mid;
+        }
+        // The children that cannot go faster than hi are fixed there.
+        bool any = false, open = false;
+        std::vector<std::size_t> critical;
+        for (std::size_t j = 0; j < d; ++j) {
+            if (fixed[j] >= 0) continue;
+            if (!feasible(demands(hi, j, 1 - 1e-6))) critical.push_back(j);
+        }
+        for (std::size_t j : critical) {
+            fixed[j] = std::max(0.0, 2.0 - hi * bw[j]);
+            any = true;
+        }
+        for (std::size_t j = 0; j < d; ++j) open = open || fixed[j] < 0;
+        if (!any || !open) break;
+    }
+    for (std::size_t j = 0; j < d; ++j)
+        if (fixed[j] < 0) fixed[j] = std::max(0.0, 2.0 - hi * bw[j]);
+    if (!feasible(fixed)) return equal;  // cannot happen: the last search's answer
+    least(fixed);
+    // What the least shares leave over goes to every child alike (more
+    // share only lightens a child's and its successor's links).
+    double total = 0;
+    for (double y : s) total += y;
+    for (double& y : s) y = std::max(0.0, y + (1.0 - total) / static_cast<double>(d));
+    total = 0;
+    for (double y : s) total += y;
+    for (double& y : s) y /= total;
+    return s;
+}
+
+namespace {
+
+// The unit count U (see the header comment).  Weighted shares are not
+// fractions of small products: they use the largest U.
+u64 choose_units_for(const Topology& topo) {
+    for (const TopoNode& n : topo.nodes()) {
+        if (n.is_leaf() || n.children.size() <= 2) continue;
+        double lo = 0, hi = 0;
+        bool first = true;
+        for (int c : n.children) {
+            const double b = topo.node(c).up.bandwidth;
+            lo = first ? b : std::min(lo, b);
+            hi = first ? b : std::max(hi, b);
+            first = false;
+        }
+        if (lo > 0 && hi > lo * (1 + 1e-9)) return kMaxUnits;
+    }
+    return choose_units(topo);
+}
+
+// The portions: `share` split among the children of `v` by their shares
+// (weighted_shares: evenly unless their uplinks differ), and so on down to
+// the leaves.  Integer units; the remainders go to the first children, so
+// the portions still partition `share`.
 void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& portion) {
     const TopoNode& n = topo.node(v);
     if (n.is_leaf()) {
@@ -117,8 +233,36 @@ void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& po
         return;
     }
     const u64 deg = n.children.size();
-    for (std::size_t i = 0; i < n.children.size(); ++i)
-        split_portions(topo, n.children[i], share / deg + (i < share % deg ? 1 : 0), portion);
+    std::vector<double> bw;
+    for (int c : n.children) bw.push_back(topo.node(c).up.bandwidth);
+    const std::vector<double> w = weighted_shares(bw);
+    bool even = true;
+    for (double x : w) even = even && x == w[0];
+    if (even) {
+        for (std::size_t i = 0; i < n.children.size(); ++i)
+            split_portions(topo, n.children[i], share / deg + (i < share % deg ? 1 : 0), portion);
+        return;
+    }
+    // Shares as multiples of 2^-20 adding up to exactly one (the search's
+    // 0.4999999 becomes the 1/2 it stands for), then exact integer parts.
+    constexpr u64 kGrid = u64(1) << 20;
+    std::vector<u64> q(n.children.size());
+    u64 qsum = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+        q[i] = static_cast<u64>(std::llround(w[i] * static_cast<double>(kGrid)));
+        qsum += q[i];
+    }
+    const std::size_t big = static_cast<std::size_t>(std::max_element(q.begin(), q.end()) - q.begin());
+    if (qsum > kGrid) q[big] -= std::min(q[big], qsum - kGrid);
+    else q[big] += kGrid - qsum;
+    std::vector<u64> part(n.children.size());
+    u64 given = 0;
+    for (std::size_t i = 0; i < part.size(); ++i) {
+        part[i] = static_cast<u64>(static_cast<u128>(share) * q[i] / kGrid);
+        given += part[i];
+    }
+    for (std::size_t i = 0; given < share; i = (i + 1) % part.size(), ++given) ++part[i];
+    for (std::size_t i = 0; i < n.children.size(); ++i) split_portions(topo, n.children[i], part[i], portion);
 }
 
 }  // namespace
@@ -126,7 +270,7 @@ void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& po
 Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
     if (topo.empty()) return Status::invalid("flexreduce: empty topology");
     const int p = topo.num_ranks();
-    const u64 units = choose_units(topo);
+    const u64 units = choose_units_for(topo);
     auto to_elem = [&](u64 b) { return static_cast<std::size_t>(static_cast<u128>(b) * count / units); };
     auto to_range = [&](const URange& u) {
         std::size_t a = to_elem(u.begin);

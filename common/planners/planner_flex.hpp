@@ -66,6 +66,19 @@ struct FlexLayout {
     std::vector<FlexLevel> levels;   // bottom-up: levels[0] is the deepest
 };
 
+// Weighted shares (beyond the paper, whose portions split every branch
+// evenly): the children of a branch get the shares of the vector that
+// minimise the slowest uplink's time along FlexReduce's chains, given
+// their uplink bandwidths bw (bytes/s).  With chains, child i's uplink
+// carries M (2 - s_i - s_{i-1}) each way (s_{i-1}: the child before it,
+// cyclically), so a slow child and the child before it get more of the
+// vector, up to a slow child carrying only M, the least any all-reduce can
+// move through it.  Equal bandwidths, two children (each link carries M
+// whatever the shares) or an unknown bandwidth (0) give equal shares: the
+// paper's layout, unchanged.  docs/cost-model.md, "Weighted shares",
+// derives the bound; docs/algorithms.md shows an example.
+std::vector<double> weighted_shares(const std::vector<double>& bw);
+
 // The FlexReduce layout for `count` elements on `topo` (any tree shape).
 Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out);
 

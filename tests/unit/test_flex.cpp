@@ -426,6 +426,67 @@ static void test_link_traffic_is_optimal(void**) {
     }
 }
 
+// Weighted shares (beyond the paper): hosts with slower links and the host
+// before them get more of the vector, so the slow link carries the least
+// any all-reduce must move through it (n each way) instead of 2n(1 - 1/d).
+const char kUnevenLinks[] =
+    "node a count=2 bw=400Mbit\n"
+    "node b count=2 bw=400Mbit\n"
+    "node c count=3 bw=100Mbit\n";
+
+static void test_weighted_shares(void**) {
+    auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+        assert_int_equal(got.size(), want.size());
+        for (std::size_t i = 0; i < got.size(); ++i)
+            if (got[i] < want[i] - 1e-6 || got[i] > want[i] + 1e-6)
+                fail_msg("share %zu: %.9f, want %.9f", i, got[i], want[i]);
+    };
+    near(weighted_shares({400, 400, 100}), {0, 0.5, 0.5});
+    near(weighted_shares({100, 400, 400}), {0.5, 0, 0.5});
+    near(weighted_shares({5, 5, 5, 5}), {0.25, 0.25, 0.25, 0.25});  // even: the paper's
+    near(weighted_shares({1000, 250}), {0.5, 0.5});                 // two: each link carries n anyway
+    near(weighted_shares({400, 0, 100}), {1.0 / 3, 1.0 / 3, 1.0 / 3});  // unknown link: even
+    // Any links: shares sum to 1, none negative, and no child's time
+    // (2 - s_i - s_{i-1}) / b_i exceeds the equal shares' worst.
+    std::mt19937 rng(99);
+    for (int it = 0; it < 300; ++it) {
+        const std::size_t d = 3 + rng() % 9;
+        std::vector<double> bw(d);
+        for (double& b : bw) b = 1 + static_cast<double>(rng() % 1000);
+        std::vector<double> sh = weighted_shares(bw);
+        double sum = 0, worst = 0, equal = 0;
+        for (std::size_t i = 0; i < d; ++i) {
+            assert_true(sh[i] >= 0);
+            sum += sh[i];
+            worst = std::max(worst, (2 - sh[i] - sh[(i + d - 1) % d]) / bw[i]);
+            equal = std::max(equal, (2 - 2.0 / static_cast<double>(d)) / bw[i]);
+        }
+        assert_true(sum > 1 - 1e-9 && sum < 1 + 1e-9);
+        assert_true(worst <= equal * (1 + 1e-9));
+    }
+}
+
+static void test_weighted_layout_and_traffic(void**) {
+    Topology t = parse(kUnevenLinks);
+    for (std::size_t n : counts_for(t.num_ranks())) check_layout(t, n, kUnevenLinks);  // one owner per element
+    for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(4801)})
+        for (std::size_t seg : {std::size_t(0), std::size_t(64)}) expect_valid(flex(t, n, seg), kUnevenLinks);
+    // Host c (100 Mbit/s) carries n each way, not 4n/3; a and b at most 2n.
+    const std::size_t n = 2400;
+    LinkLoad l = link_load(t, flex(t, n, 100));
+    const std::vector<int> hosts = t.nodes_at(Level::node);
+    assert_int_equal(l.up[hosts[2]], n);
+    assert_int_equal(l.down[hosts[2]], n);
+    for (int h : {hosts[0], hosts[1]}) {
+        assert_true(l.up[h] <= 2 * n);
+        assert_true(l.down[h] <= 2 * n);
+    }
+    // The same hosts with even links: the paper's layout (4n/3 everywhere).
+    Topology even = parse("node a count=2 bw=400Mbit\nnode b count=2 bw=400Mbit\nnode c count=3 bw=400Mbit\n");
+    LinkLoad e = link_load(even, flex(even, n, 100));
+    for (int h : even.nodes_at(Level::node)) assert_int_equal(e.up[h], n * 4 / 3);
+}
+
 // Pipelining: no message is larger than a segment, and the levels overlap:
 // far fewer rounds than segments per level times levels.
 static void test_pipelining_shape(void**) {
@@ -468,6 +529,7 @@ void run_all(const Topology& topo, std::size_t pipeline, std::vector<std::vector
 
 // Topologies small enough for threads on a 2-core machine.
 const char* const kExecTrees[] = {
+    kUnevenLinks,
     "node a count=1\n",
     "ranks 0-3\n",
     "node a count=2\nnode b count=3\n",
@@ -575,6 +637,8 @@ static void test_describe_layout(void**) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_weighted_shares),
+        cmocka_unit_test(test_weighted_layout_and_traffic),
         cmocka_unit_test(test_fig2_layout),
         cmocka_unit_test(test_layout_invariants),
         cmocka_unit_test(test_symmetric_is_even),
