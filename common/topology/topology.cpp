@@ -176,7 +176,10 @@ bool is_word(const std::string& s) {
     return true;
 }
 
-std::string describe_vertex(Level level, const std::string& name) { return std::string(to_string(level)) + " " + name; }
+// "node a", for error messages (the name as excerpt() quotes input).
+std::string describe_vertex(Level level, const std::string& name) {
+    return std::string(to_string(level)) + " " + excerpt(name);
+}
 
 }  // namespace
 
@@ -255,7 +258,7 @@ Status TopologyBuilder::build(Topology* out) const {
         const Vertex& v = v_[i];
         if (v.level == Level::rank) continue;
         if (!is_word(v.name))
-            return Status::invalid(std::string(to_string(v.level)) + " name '" + v.name +
+            return Status::invalid(std::string(to_string(v.level)) + " name '" + excerpt(v.name) +
                                    "' must be one word without '#' or '='");
         if (v.level == Level::socket) continue;  // socket "0" repeats across hosts
         if (!names.emplace(std::make_pair(static_cast<int>(v.level), v.name), 1).second)
@@ -357,7 +360,7 @@ void count_levels(const Topology& t, int id, std::vector<int>* below) {
 void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
     const TopoNode& n = t.node(id);
     std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
-    os << pad << (n.level == Level::root ? std::string("world") : describe_vertex(n.level, n.name));
+    os << pad << (n.level == Level::root ? std::string("world") : std::string(to_string(n.level)) + " " + n.name);
 
     // "(2 racks, 5 nodes, 12 ranks)": what lies below, per level.
     static const struct {

@@ -71,12 +71,12 @@ Status parse_attrs(const std::vector<std::string>& words, std::size_t first, con
     for (std::size_t i = first; i < words.size(); ++i) {
         const std::string& w = words[i];
         std::size_t eq = w.find('=');
-        if (eq == std::string::npos) return Status::invalid(where + "unexpected word '" + w + "'");
+        if (eq == std::string::npos) return Status::invalid(where + "unexpected word '" + excerpt(w) + "'");
         std::string key = w.substr(0, eq), value = w.substr(eq + 1);
         if (!allowed.count(key)) {
             std::string list;
             for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k + "=";
-            return Status::invalid(where + "unknown attribute '" + key + "=' (allowed here: " + list + ")");
+            return Status::invalid(where + "unknown attribute '" + excerpt(key) + "=' (allowed here: " + list + ")");
         }
         bool* seen = key == "bw" ? &a->has_bw : key == "lat" ? &a->has_lat : &a->has_count;
         if (*seen) return Status::invalid(where + "attribute '" + key + "=' given twice");
@@ -91,7 +91,7 @@ Status parse_attrs(const std::vector<std::string>& words, std::size_t first, con
             char* end = nullptr;
             a->count = std::strtol(value.c_str(), &end, 10);
             if (value.empty() || *end != '\0' || a->count < 1 || a->count > kMaxRanks)
-                return Status::invalid(where + "bad count '" + value + "' (a number of ranks, 1.." +
+                return Status::invalid(where + "bad count '" + excerpt(value) + "' (a number of ranks, 1.." +
                                        std::to_string(kMaxRanks) + ")");
         }
     }
@@ -179,7 +179,7 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
                               ? parse_int(w, &lo) && parse_int(w, &hi)
                               : parse_int(w.substr(0, dash), &lo) && parse_int(w.substr(dash + 1), &hi) && lo <= hi;
                 if (!ok || hi >= kMaxRanks)
-                    return Status::invalid(where + "bad rank '" + w + "' (a rank number or a range like 4-7)");
+                    return Status::invalid(where + "bad rank '" + excerpt(w) + "' (a rank number or a range like 4-7)");
                 if (ranks.size() + static_cast<std::size_t>(hi - lo) >= static_cast<std::size_t>(kMaxRanks))
                     return Status::invalid(where + "too many ranks");
                 for (long r = lo; r <= hi; ++r) ranks.push_back(static_cast<int>(r));
@@ -201,14 +201,14 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
 
         Level lv;
         if (!level_from_string(kw, &lv) || lv == Level::root || lv == Level::rank)
-            return Status::invalid(where + "unknown keyword '" + kw +
+            return Status::invalid(where + "unknown keyword '" + excerpt(kw) +
                                    "' (expected defaults, spine, rack, node, socket or ranks)");
         if (l.words.size() < 2 || l.words[1].find('=') != std::string::npos)
             return Status::invalid(where + "'" + kw + "' needs a name");
         const std::string& name = l.words[1];
         if (!level_may_contain(parent_level, lv))
-            return Status::invalid(where + kw + " " + name + " cannot be inside " + to_string(parent_level) + " " +
-                                   parent_name + " (line " + std::to_string(parent_line) + ")");
+            return Status::invalid(where + kw + " " + excerpt(name) + " cannot be inside " + to_string(parent_level) +
+                                   " " + excerpt(parent_name) + " (line " + std::to_string(parent_line) + ")");
         Attrs a;
         if (lv == Level::node || lv == Level::socket)
             TOPOAR_TRY(parse_attrs(l.words, 2, {"bw", "lat", "count"}, where, &a));
@@ -217,7 +217,7 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
         if (lv != Level::socket) {
             auto ins = names.emplace(std::make_pair(static_cast<int>(lv), name), l.number);
             if (!ins.second)
-                return Status::invalid(where + "duplicate " + kw + " name '" + name + "' (first at line " +
+                return Status::invalid(where + "duplicate " + kw + " name '" + excerpt(name) + "' (first at line " +
                                        std::to_string(ins.first->second) + ")");
         }
         int id = static_cast<int>(pf->v.size());
@@ -298,8 +298,8 @@ Status assign_ranks(const std::string& origin, ParsedFile* pf) {
             has[static_cast<std::size_t>(x)] = 1;
     for (std::size_t i = 1; i < pf->v.size(); ++i)
         if (!has[i])
-            return Status::invalid(at(origin, pf->v[i].line) + to_string(pf->v[i].level) + " " + pf->v[i].name +
-                                   " has no ranks");
+            return Status::invalid(at(origin, pf->v[i].line) + to_string(pf->v[i].level) + " " +
+                                   excerpt(pf->v[i].name) + " has no ranks");
     return Status::ok();
 }
 

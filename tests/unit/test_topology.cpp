@@ -649,6 +649,17 @@ void test_parse_errors(void**) {
     expect_parse_error("# nothing\n", 1, "no ranks");
 }
 
+// Binary junk in a file: quoted escaped and cut, one printable line.
+void test_parse_errors_binary(void**) {
+    expect_parse_error("node a\x01\x7f\xff\n  ranks 0\n  rack r\n", 3,
+                       "rack r cannot be inside node a\\x01\\x7f\\xff (line 1)");
+    expect_parse_error("node a bw=1\x1b[0m\n", 1, "bad bandwidth '1\\x1b[0m': unknown unit '\\x1b[0m'");
+    expect_parse_error("\xef\xbb\xbfnode a\n  ranks 0\n", 1, "unknown keyword '\\xef\\xbb\\xbfnode'");
+    const std::string long_name(500, 'x');
+    expect_parse_error("node " + long_name + "\nnode b\n  ranks 0\n", 1,
+                       ("node " + long_name.substr(0, 80) + "... has no ranks").c_str());
+}
+
 void test_from_file(void**) {
     std::string path = write_temp(kExample);
     Topology t;
@@ -860,6 +871,8 @@ void test_discover_slurm(void**) {
     expect_error_containing(discover_topology(r, opt, &t), "ranks 0 and 1 on host a report different switches");
     r = slurm_ranks({{"a", "x.s0.a"}, {"b", "y.s0.b"}}, "switch.switch.node");
     expect_error_containing(discover_topology(r, opt, &t), "switch s0 appears at two places");
+    r = slurm_ranks({{"a", "s0.a"}}, "switch.\x1b[2Jnode");
+    expect_error_containing(discover_topology(r, opt, &t), "PATTERN 'switch.\\x1b[2Jnode' does not end with 'node'");
 
     // A rank without a Slurm address: plain hosts.
     r = slurm_ranks({{"a", "s0.a"}, {"b", "s1.b"}}, "switch.node");
@@ -1016,6 +1029,7 @@ int main(void) {
         cmocka_unit_test(test_parse_flat),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_errors_binary),
         cmocka_unit_test(test_from_file),
         cmocka_unit_test(test_discover_plain),
         cmocka_unit_test(test_discover_sockets),
