@@ -100,11 +100,9 @@ Status match_hosts(const std::vector<Host>& hosts, const NameIndex& index, const
     return Status::ok();
 }
 
-// 1. Topology file.
-Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& path,
-                          const LinkDefaults& d, Topology* out) {
-    std::string text;
-    TOPOAR_TRY(read_file(path, &text));
+// 1. Topology file (`path` names it in errors).
+Status from_topology_text(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& text,
+                          const std::string& path, const LinkDefaults& d, Topology* out) {
     ParsedFile pf;
     TOPOAR_TRY(parse_topology(text, path, d, &pf));
 
@@ -171,10 +169,8 @@ Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<
 }
 
 // 2. Rack file: "host rack [bw=] [lat=]" and "rack NAME [bw=] [lat=]".
-Status from_rack_file(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& path,
-                      const LinkDefaults& d, Topology* out) {
-    std::string text;
-    TOPOAR_TRY(read_file(path, &text));
+Status from_rack_text(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& text,
+                      const std::string& path, const LinkDefaults& d, Topology* out) {
     std::vector<Line> lines;
     TOPOAR_TRY(split_lines(text, path, &lines));
     struct Entry {
@@ -297,6 +293,12 @@ Status from_slurm(const std::vector<RankInfo>& ranks, const std::vector<Host>& h
 
 Link or_builtin(const Link& l, const Link& builtin) { return l.bandwidth > 0 ? l : builtin; }
 
+// What every source starts from: the ranks grouped into hosts.
+Status group_ranks(const std::vector<RankInfo>& ranks, std::vector<Host>* hosts) {
+    if (ranks.empty()) return Status::invalid("discover_topology: no ranks");
+    return group_hosts(ranks, hosts);
+}
+
 }  // namespace
 
 LinkDefaults DiscoveryOptions::link_defaults() const {
@@ -309,13 +311,32 @@ LinkDefaults DiscoveryOptions::link_defaults() const {
     return d;
 }
 
-Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt, Topology* out) {
-    if (ranks.empty()) return Status::invalid("discover_topology: no ranks");
-    const LinkDefaults d = opt.link_defaults();
+Status discover_from_topology_text(const std::vector<RankInfo>& ranks, const std::string& text,
+                                  const std::string& origin, const DiscoveryOptions& opt, Topology* out) {
     std::vector<Host> hosts;
-    TOPOAR_TRY(group_hosts(ranks, &hosts));
-    if (!opt.topology_file.empty()) return from_topology_file(ranks, hosts, opt.topology_file, d, out);
-    if (!opt.rack_file.empty()) return from_rack_file(ranks, hosts, opt.rack_file, d, out);
+    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    return from_topology_text(ranks, hosts, text, origin, opt.link_defaults(), out);
+}
+
+Status discover_from_rack_text(const std::vector<RankInfo>& ranks, const std::string& text, const std::string& origin,
+                               const DiscoveryOptions& opt, Topology* out) {
+    std::vector<Host> hosts;
+    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    return from_rack_text(ranks, hosts, text, origin, opt.link_defaults(), out);
+}
+
+Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt, Topology* out) {
+    if (!opt.topology_file.empty() || !opt.rack_file.empty()) {
+        const bool topology = !opt.topology_file.empty();
+        const std::string& path = topology ? opt.topology_file : opt.rack_file;
+        std::string text;
+        TOPOAR_TRY(read_file(path, &text));
+        return topology ? discover_from_topology_text(ranks, text, path, opt, out)
+                        : discover_from_rack_text(ranks, text, path, opt, out);
+    }
+    std::vector<Host> hosts;
+    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    const LinkDefaults d = opt.link_defaults();
     bool slurm = opt.use_slurm;
     for (const RankInfo& r : ranks)
         if (r.slurm_addr.empty() || r.slurm_pattern.empty()) slurm = false;

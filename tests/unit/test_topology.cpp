@@ -811,6 +811,17 @@ void test_discover_rack_file(void**) {
     opt.rack_file = "/nonexistent/racks";
     Status s = discover_topology(on_hosts({"n1"}), opt, &t);
     assert_int_equal(static_cast<int>(s.code()), static_cast<int>(Code::io_error));
+
+    // The text itself, as discover_topology reads it from the file.
+    Topology from_file;
+    opt.rack_file = path = write_temp(kRackFile);
+    expect_ok(discover_topology(on_hosts({"n1", "n3", "n2"}), opt, &from_file));
+    unlink(path.c_str());
+    expect_ok(discover_from_rack_text(on_hosts({"n1", "n3", "n2"}), kRackFile, "racks", opt, &t));
+    assert_true(t == from_file);
+    const char junk[] = "n1 r0\n\x01\xff r1\n\x01\xff r2\n";
+    expect_error_containing(discover_from_rack_text(on_hosts({"n1"}), junk, "racks", opt, &t),
+                            "racks:3: host \\x01\\xff listed twice (first at line 2)");
 }
 
 std::vector<RankInfo> slurm_ranks(std::initializer_list<std::pair<const char*, const char*>> host_addr,
@@ -929,6 +940,11 @@ void test_discover_topology_file(void**) {
     expect_error_containing(discover_topology(on_hosts({"h1", "h1", "h1", "h1"}), opt, &t),
                             "the file lists 5 ranks, the communicator has 4");
     unlink(path.c_str());
+    // The text itself, as discover_topology reads it from the file.
+    expect_ok(discover_from_topology_text(on_hosts({"h1", "h1", "h1", "h1", "h2"}), full, "full.topo", opt, &t));
+    assert_true(t == parse(full));
+    expect_error_containing(discover_from_topology_text(on_hosts({"h1"}), "node h1\n\tranks 0\n", "t", opt, &t),
+                            "t:2: tab in indentation");
 
     // Sockets need ranks; errors keep their line numbers.
     path = write_temp("node h1\n  socket 0\n");
