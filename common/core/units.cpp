@@ -99,7 +99,12 @@ Status parse_with_units(const std::string& text, const Unit (&units)[N], const c
         std::string decimal = mantissa + "e" + std::to_string(exp10 + u.exp10);
         errno = 0;
         double v = std::strtod(decimal.c_str(), nullptr) * u.factor;
-        if (errno == ERANGE || !std::isfinite(v)) return Status::invalid(bad + "out of range");
+        // Subnormal is out of range too: strtod says so for a number that is
+        // subnormal itself, not for a normal one that the factor of a bit unit
+        // makes subnormal ("3e-308bit"), whose formatted text would not read
+        // back.
+        if (errno == ERANGE || !std::isfinite(v) || (v != 0 && !std::isnormal(v)))
+            return Status::invalid(bad + "out of range");
         *out = v;
         return Status::ok();
     }

@@ -1,6 +1,8 @@
 #include "topology/topology.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -168,11 +170,13 @@ bool level_may_contain(Level parent, Level child) {
 
 namespace {
 
-// Names are written unquoted in the text format.
+// Names are written unquoted in the text format, which splits words at
+// whatever isspace() says (\v and \f too: a Slurm switch "s\v0" would be
+// written as two words).
 bool is_word(const std::string& s) {
     if (s.empty()) return false;
     for (char c : s)
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' || c == '=') return false;
+        if (std::isspace(static_cast<unsigned char>(c)) || c == '#' || c == '=') return false;
     return true;
 }
 
@@ -310,11 +314,14 @@ Status TopologyBuilder::build(Topology* out) const {
     int top = make(make, 0, Link{});
     norm[static_cast<std::size_t>(top)].up = Link{};  // the root has no parent link
 
-    // Preorder ids.
+    // Preorder ids.  `latency` sums the up-links from the root down to x: a
+    // path between two ranks is at most two such sums, so twice each must be
+    // finite (collapsed levels add latencies, and "lat=1e308s" is a number).
     Topology t;
     t.leaf_of_rank_.assign(static_cast<std::size_t>(p), -1);
     t.range_.reserve(norm.size());
-    auto number = [&](auto&& self, int x, int parent, int depth) -> int {
+    int overflow_rank = -1;
+    auto number = [&](auto&& self, int x, int parent, int depth, double latency) -> int {
         const Norm& s = norm[static_cast<std::size_t>(x)];
         int id = static_cast<int>(t.nodes_.size());
         TopoNode tn;
@@ -328,19 +335,25 @@ Status TopologyBuilder::build(Topology* out) const {
         t.range_.emplace_back(static_cast<int>(t.preorder_ranks_.size()), 0);
         t.lowest_.push_back(s.lowest);
         t.depth_ = std::max(t.depth_, depth);
+        latency += s.up.latency;
         if (s.level == Level::rank) {
             t.leaf_of_rank_[static_cast<std::size_t>(s.rank)] = id;
             t.preorder_ranks_.push_back(s.rank);
+            if (!std::isfinite(2 * latency) && overflow_rank < 0) overflow_rank = s.rank;
         }
         for (int c : s.children) {
-            int cid = self(self, c, id, depth + 1);
+            int cid = self(self, c, id, depth + 1, latency);
             t.nodes_[static_cast<std::size_t>(id)].children.push_back(cid);
         }
         t.range_[static_cast<std::size_t>(id)].second =
             static_cast<int>(t.preorder_ranks_.size()) - t.range_[static_cast<std::size_t>(id)].first;
         return id;
     };
-    number(number, top, -1, 0);
+    number(number, top, -1, 0, 0.0);
+    if (overflow_rank >= 0)
+        return Status::invalid("the latencies between rank " + std::to_string(overflow_rank) +
+                               " and the top of the tree add up to more than " +
+                               human_latency(std::numeric_limits<double>::max() / 2));
     *out = std::move(t);
     return Status::ok();
 }

@@ -15,11 +15,11 @@ namespace topoar {
 
 namespace {
 
-// Big enough for any simulated machine we plan for, small enough that a typo
-// like count=10000000000 is an error instead of an out-of-memory.  Fuzz
-// builds (tests/fuzz/) take less: a file at the real limit is valid but takes
-// seconds and gigabytes under AddressSanitizer, which the fuzzer would report
-// as a hang.
+// Ranks in one file.  Big enough for any simulated machine we plan for,
+// small enough that a typo like count=10000000000 is an error instead of an
+// out-of-memory.  Fuzz builds (tests/fuzz/) take less: a file at the real
+// limit is valid but takes seconds and gigabytes under AddressSanitizer,
+// which the fuzzer would report as a hang.
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 constexpr long kMaxRanks = 1L << 12;
 #else
@@ -95,9 +95,9 @@ Status parse_attrs(const std::vector<std::string>& words, std::size_t first, con
             Status s = parse_latency(value, &a->lat);
             if (!s) return Status::invalid(where + s.message());
         } else {
-            char* end = nullptr;
-            a->count = std::strtol(value.c_str(), &end, 10);
-            if (value.empty() || *end != '\0' || a->count < 1 || a->count > kMaxRanks)
+            // Digits only, like rank numbers: strtol would also take "+5",
+            // and "5" followed by a NUL byte and anything.
+            if (!parse_int(value, &a->count) || a->count < 1 || a->count > kMaxRanks)
                 return Status::invalid(where + "bad count '" + excerpt(value) + "' (a number of ranks, 1.." +
                                        std::to_string(kMaxRanks) + ")");
         }
@@ -129,6 +129,7 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
     std::vector<Open> stack{{-1, 0, 0}};
     std::map<std::pair<int, std::string>, int> names;  // (level, name) -> line
     bool seen_vertex = false;
+    long listed = 0;  // ranks on `ranks` lines so far: kMaxRanks is for the file
 
     for (const Line& l : lines) {
         const std::string where = at(origin, l.number);
@@ -187,8 +188,9 @@ Status parse_topology(const std::string& text, const std::string& origin, LinkDe
                               : parse_int(w.substr(0, dash), &lo) && parse_int(w.substr(dash + 1), &hi) && lo <= hi;
                 if (!ok || hi >= kMaxRanks)
                     return Status::invalid(where + "bad rank '" + excerpt(w) + "' (a rank number or a range like 4-7)");
-                if (ranks.size() + static_cast<std::size_t>(hi - lo) >= static_cast<std::size_t>(kMaxRanks))
-                    return Status::invalid(where + "too many ranks");
+                if (listed + (hi - lo + 1) > kMaxRanks)
+                    return Status::invalid(where + "too many ranks (limit " + std::to_string(kMaxRanks) + ")");
+                listed += hi - lo + 1;
                 for (long r = lo; r <= hi; ++r) ranks.push_back(static_cast<int>(r));
             }
             if (ranks.empty()) return Status::invalid(where + "'ranks' needs a list of comm ranks, e.g. 'ranks 0 1'");

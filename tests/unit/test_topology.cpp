@@ -122,6 +122,13 @@ void test_units_bandwidth(void**) {
     expect_error_containing(parse_bandwidth("fast", &v), "expected a number");
     expect_error_containing(parse_bandwidth("", &v), "expected a number");
     expect_error_containing(parse_bandwidth("1e999GB/s", &v), "out of range");
+    // A normal number that the bit unit (x 1/8) makes subnormal: out of range
+    // like a subnormal number itself (what format_bandwidth wrote for it,
+    // "3.7500000000000009e-309B/s", did not read back).
+    expect_error_containing(parse_bandwidth("3e-308bit", &v), "out of range");
+    expect_error_containing(parse_bandwidth("4e-320Tbit", &v), "out of range");
+    expect_error_containing(parse_bandwidth("1e-310B/s", &v), "out of range");
+    expect_ok(parse_bandwidth("2.3e-307bit", &v));
 }
 
 void test_units_latency(void**) {
@@ -647,6 +654,19 @@ void test_parse_errors(void**) {
     expect_parse_error("node a\n  ranks 0\nrack r\n  node a\n    ranks 1\n", 4,
                        "duplicate node name 'a' (first at line 1)");
     expect_parse_error("# nothing\n", 1, "no ranks");
+    // Counts are digits, like rank numbers (strtol took "+5" and "5\0x").
+    expect_parse_error("node a count=+5\n", 1, "bad count '+5'");
+    const char nul[] = "node a count=5\0x\n";
+    expect_parse_error(std::string(nul, sizeof nul - 1), 1, "bad count '5\\x00x'");
+    // Latencies add up where levels collapse: their sum must stay finite
+    // (to_text wrote "lat=infs", which did not read back).
+    Topology t;
+    const std::string far = "rack r lat=1e308s\n  node a lat=1e308s\n    ranks 0\nnode b\n  ranks 1\n";
+    expect_error_containing(Topology::from_text(far, "t.topo", &t),
+                            "t.topo: the latencies between rank 0 and the top of the tree add up to more than");
+    const std::string near = "rack r lat=1e300s\n  node a lat=1e300s\n    ranks 0\nnode b\n  ranks 1\n";
+    expect_ok(Topology::from_text(near, "t.topo", &t));
+    roundtrip(t);
 }
 
 // Binary junk in a file: quoted escaped and cut, one printable line.
@@ -882,6 +902,10 @@ void test_discover_slurm(void**) {
     expect_error_containing(discover_topology(r, opt, &t), "ranks 0 and 1 on host a report different switches");
     r = slurm_ranks({{"a", "x.s0.a"}, {"b", "y.s0.b"}}, "switch.switch.node");
     expect_error_containing(discover_topology(r, opt, &t), "switch s0 appears at two places");
+    // Names are words of the text format: no whitespace of any kind (a
+    // switch "s\v0" was written as "rack s\v0", which reads as two words).
+    r = slurm_ranks({{"a", "s\v0.a"}, {"b", "s\v0.b"}, {"c", "s1.c"}}, "switch.node");
+    expect_error_containing(discover_topology(r, opt, &t), "rack name 's\\x0b0' must be one word");
     r = slurm_ranks({{"a", "s0.a"}}, "switch.\x1b[2Jnode");
     expect_error_containing(discover_topology(r, opt, &t), "PATTERN 'switch.\\x1b[2Jnode' does not end with 'node'");
 
