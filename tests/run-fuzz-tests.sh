@@ -28,8 +28,11 @@ if ! command -v "$cxx" >/dev/null 2>&1; then
     echo "SKIP: $cxx not found (Debian: apt-get install clang)"
     exit 77
 fi
-printf '#include <stddef.h>\n#include <stdint.h>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n' \
-    >"$tmp/probe.cpp"
+cat >"$tmp/probe.cpp" <<'EOF'
+#include <stddef.h>
+#include <stdint.h>
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }
+EOF
 if ! "$cxx" -fsanitize=fuzzer,address,undefined "$tmp/probe.cpp" -o "$tmp/probe" >"$tmp/probe.log" 2>&1; then
     echo "SKIP: $cxx cannot build libFuzzer programs:"
     sed 's/^/    /' "$tmp/probe.log"
@@ -54,7 +57,8 @@ for h in $harnesses; do
     mkdir -p "$corpus" "$artifacts"
     cp "$src/tests/fuzz/corpus/$h/"* "$corpus/"
     t1=$SECONDS
-    "$bin/fuzz_$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+    # -error_exitcode: libFuzzer's default, 77, would read as "skipped".
+    "$bin/fuzz_$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -error_exitcode=1 \
         -dict="$src/tests/fuzz/dict/$h.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
         "$corpus" >"$log" 2>&1
     rc=$?
