@@ -17,7 +17,8 @@ build=${BUILD_DIR:-$top/_build}
 
 packages=(build-essential autoconf automake libtool pkg-config
           openmpi-bin libopenmpi-dev libhwloc-dev hwloc libucx-dev libcmocka-dev
-          iproute2 valgrind python3 python3-matplotlib)
+          iproute2 valgrind python3 python3-matplotlib
+          clang)  # libFuzzer for tests/run-fuzz-tests.sh
 
 install_packages() {
     local missing=()

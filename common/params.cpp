@@ -177,12 +177,12 @@ const ParamInfo* find_param(const std::string& name) {
 
 Status set_param(EngineConfig* cfg, const std::string& name, const std::string& value) {
     const ParamInfo* p = find_param(name);
-    if (!p) return Status::invalid("coll_topoar_" + name + ": no such engine parameter");
+    if (!p) return Status::invalid("coll_topoar_" + excerpt(name) + ": no such engine parameter");
     // "" (an unset string variable) keeps the default.
     const std::string v = value.empty() ? p->default_value : value;
     if (v.empty()) return p->names_file ? p->parse(v, cfg) : Status::ok();  // no file / built-in link
     Status s = p->parse(v, cfg);
-    if (!s) return Status::invalid("coll_topoar_" + name + " '" + v + "': " + s.message());
+    if (!s) return Status::invalid("coll_topoar_" + name + " '" + excerpt(v) + "': " + s.message());
     return Status::ok();
 }
 

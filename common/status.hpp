@@ -56,6 +56,31 @@ private:
     std::string where_;
 };
 
+// Input text as a Status message quotes it ("bad size '" + excerpt(w) + "'").
+// Every parser quotes what it read through this, so a binary file cannot put
+// control characters, NULs or broken UTF-8 into a log line: bytes outside
+// printable ASCII are written \xNN (and a backslash \\, so the escape is
+// unambiguous), and text longer than `max` bytes is cut there with "...".
+inline std::string excerpt(const std::string& text, std::size_t max = 80) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    const std::size_t n = text.size() > max ? max : text.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c == '\\') {
+            out += "\\\\";
+        } else if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    if (text.size() > max) out += "...";
+    return out;
+}
+
 // Propagate a failed Status to the caller, noting file, line and function
 // in its trail (Status::where(); the message itself is unchanged).
 #define TOPOAR_TRY(expr)                                                               \

@@ -90,23 +90,25 @@ Status parse_with_units(const std::string& text, const Unit (&units)[N], const c
                         double* out) {
     std::string mantissa, unit;
     long exp10 = 0;
+    const std::string bad = std::string("bad ") + what + " '" + excerpt(text) + "': ";
     if (!split_number(text, &mantissa, &exp10, &unit))
-        return Status::invalid(std::string("bad ") + what + " '" + text + "': expected a number with a unit (" +
-                               unit_list + ")");
-    if (unit.empty())
-        return Status::invalid(std::string("bad ") + what + " '" + text + "': missing unit (" + unit_list + ")");
+        return Status::invalid(bad + "expected a number with a unit (" + unit_list + ")");
+    if (unit.empty()) return Status::invalid(bad + "missing unit (" + unit_list + ")");
     for (const Unit& u : units) {
         if (!unit_matches(unit, u)) continue;
         std::string decimal = mantissa + "e" + std::to_string(exp10 + u.exp10);
         errno = 0;
         double v = std::strtod(decimal.c_str(), nullptr) * u.factor;
-        if (errno == ERANGE || !std::isfinite(v))
-            return Status::invalid(std::string("bad ") + what + " '" + text + "': out of range");
+        // Subnormal is out of range too: strtod says so for a number that is
+        // subnormal itself, not for a normal one that the factor of a bit unit
+        // makes subnormal ("3e-308bit"), whose formatted text would not read
+        // back.
+        if (errno == ERANGE || !std::isfinite(v) || (v != 0 && !std::isnormal(v)))
+            return Status::invalid(bad + "out of range");
         *out = v;
         return Status::ok();
     }
-    return Status::invalid(std::string("bad ") + what + " '" + text + "': unknown unit '" + unit + "' (" + unit_list +
-                           ")");
+    return Status::invalid(bad + "unknown unit '" + excerpt(unit) + "' (" + unit_list + ")");
 }
 
 const char kBandwidthList[] = "bit, kbit, Mbit, Gbit, Tbit, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s..TiB/s";
@@ -159,7 +161,7 @@ std::string trim_number(double v, int prec) {
 Status parse_bandwidth(const std::string& text, double* bytes_per_second) {
     double v = 0;
     TOPOAR_TRY(parse_with_units(text, kBandwidthUnits, "bandwidth", kBandwidthList, &v));
-    if (!(v > 0)) return Status::invalid("bad bandwidth '" + text + "': must be positive");
+    if (!(v > 0)) return Status::invalid("bad bandwidth '" + excerpt(text) + "': must be positive");
     *bytes_per_second = v;
     return Status::ok();
 }
@@ -187,9 +189,9 @@ Status parse_fraction(const std::string& text, double* fraction) {
     errno = 0;
     double v = std::strtod(t.c_str(), &end);
     if (end != t.c_str() + t.size() || errno != 0 || !std::isfinite(v))
-        return Status::invalid("'" + text + "' is not a number; expected a fraction such as 0.15 or 15%");
+        return Status::invalid("'" + excerpt(text) + "' is not a number; expected a fraction such as 0.15 or 15%");
     v *= scale;
-    if (v < 0 || v >= 1) return Status::invalid("'" + text + "' is outside [0, 1) (0% to under 100%)");
+    if (v < 0 || v >= 1) return Status::invalid("'" + excerpt(text) + "' is outside [0, 1) (0% to under 100%)");
     *fraction = v;
     return Status::ok();
 }

@@ -56,12 +56,13 @@ Status parse_size_range(const std::string& v, SizeRange* out) {
     }
     std::string lo, hi;
     if (!split_range(v, &lo, &hi))
-        return Status::invalid("bad size range '" + v + "': expected LO-HI, LO-, -HI or any (bytes, [LO, HI))");
+        return Status::invalid("bad size range '" + excerpt(v) +
+                               "': expected LO-HI, LO-, -HI or any (bytes, [LO, HI))");
     SizeRange r;
     if (!lo.empty()) TOPOAR_TRY(parse_size(lo, &r.lo));
     if (!hi.empty()) TOPOAR_TRY(parse_size(hi, &r.hi));
     if (r.hi != SizeRange::kUnbounded && r.lo >= r.hi)
-        return Status::invalid("empty size range '" + v + "': sizes are [LO, HI), so LO must be below HI");
+        return Status::invalid("empty size range '" + excerpt(v) + "': sizes are [LO, HI), so LO must be below HI");
     *out = r;
     return Status::ok();
 }
@@ -72,7 +73,8 @@ Status parse_count_range(const std::string& key, const std::string& v, CountRang
         return Status::ok();
     }
     const long long max = CountRange::kUnbounded - 1;
-    const std::string bad = "bad " + key + " range '" + v + "': expected N, LO-HI, LO-, -HI or any (whole numbers)";
+    const std::string bad =
+        "bad " + key + " range '" + excerpt(v) + "': expected N, LO-HI, LO-, -HI or any (whole numbers)";
     CountRange r;
     long long n = 0;
     if (v.find('-') == std::string::npos) {
@@ -89,7 +91,7 @@ Status parse_count_range(const std::string& key, const std::string& v, CountRang
             if (!parse_count(hi, max, &n)) return Status::invalid(bad);
             r.hi = static_cast<int>(n);
         }
-        if (r.lo > r.hi) return Status::invalid("empty " + key + " range '" + v + "': LO must not exceed HI");
+        if (r.lo > r.hi) return Status::invalid("empty " + key + " range '" + excerpt(v) + "': LO must not exceed HI");
     }
     *out = r;
     return Status::ok();
@@ -135,15 +137,16 @@ std::string algorithm_list() { return algorithm_names(concrete_algorithms()); }
 Status parse_rule(const std::vector<std::string>& words, Rule* out) {
     const std::string& first = words[0];
     if (first.find('=') != std::string::npos)
-        return Status::invalid(std::string("a rule starts with the collective ('") + kCollective + "'), not '" + first + "'");
+        return Status::invalid(std::string("a rule starts with the collective ('") + kCollective + "'), not '" +
+                               excerpt(first) + "'");
     if (first != kCollective)
-        return Status::invalid("unknown collective '" + first + "' (rules exist for: " + kCollective + ")");
+        return Status::invalid("unknown collective '" + excerpt(first) + "' (rules exist for: " + kCollective + ")");
     Rule r;
     bool seen[kNumColumns] = {};
     for (std::size_t i = 1; i < words.size(); ++i) {
         const std::string& w = words[i];
         std::size_t eq = w.find('=');
-        if (eq == std::string::npos) return Status::invalid("expected KEY=VALUE, got '" + w + "'");
+        if (eq == std::string::npos) return Status::invalid("expected KEY=VALUE, got '" + excerpt(w) + "'");
         std::string key = w.substr(0, eq), value = w.substr(eq + 1);
         Column col;
         if (key == "size") col = kColSize;
@@ -156,7 +159,7 @@ Status parse_rule(const std::vector<std::string>& words, Rule* out) {
         else if (key == "alg") col = kColAlg;
         else if (key == "segment") col = kColSegment;
         else
-            return Status::invalid("unknown key '" + key +
+            return Status::invalid("unknown key '" + excerpt(key) +
                                    "=' (keys: size, ranks, nodes, ppn, racks, uniform, mem, alg, segment)");
         if (seen[col]) return Status::invalid("'" + key + "=' given twice");
         seen[col] = true;
@@ -171,17 +174,18 @@ Status parse_rule(const std::vector<std::string>& words, Rule* out) {
             if (value == "any") r.uniform = Uniform::any;
             else if (value == "yes") r.uniform = Uniform::yes;
             else if (value == "no") r.uniform = Uniform::no;
-            else return Status::invalid("bad uniform '" + value + "' (yes, no or any)");
+            else return Status::invalid("bad uniform '" + excerpt(value) + "' (yes, no or any)");
             break;
         case kColMem:
-            if (!memtype_from_name(value, &r.mem)) return Status::invalid("unknown memory type '" + value + "' (host, cuda or any)");
+            if (!memtype_from_name(value, &r.mem))
+                return Status::invalid("unknown memory type '" + excerpt(value) + "' (host, cuda or any)");
             break;
         case kColAlg:
             if (value == "auto")
                 return Status::invalid("alg=auto is not allowed in a rule (auto is what reads the rules); name one of: " +
                                        algorithm_list());
             if (!algorithm_from_name(value, &r.algorithm))
-                return Status::invalid("unknown algorithm '" + value + "' (one of: " + algorithm_list() + ")");
+                return Status::invalid("unknown algorithm '" + excerpt(value) + "' (one of: " + algorithm_list() + ")");
             break;
         case kColSegment:
             TOPOAR_TRY(parse_size(value, &r.segment_bytes));
@@ -329,7 +333,7 @@ Status DecisionTable::from_text(const std::string& text, const std::string& orig
             std::string v = lead.substr(sizeof kHeader - 1);
             v = v.substr(0, v.find_first_of(" \t"));
             if (v != std::to_string(kVersion))
-                return Status::invalid(at(origin, number) + "unsupported rules format version '" + v +
+                return Status::invalid(at(origin, number) + "unsupported rules format version '" + excerpt(v) +
                                        "' (this topoar reads v" + std::to_string(kVersion) + ")");
         }
         if (!lead.empty()) first_nonblank = false;
@@ -368,8 +372,8 @@ Status parse_size(const std::string& text, std::size_t* bytes) {
     std::string digits = text.substr(0, i), unit = text.substr(i);
     const std::string units = "B, K (or KiB), M (MiB), G (GiB), T (TiB)";
     if (digits.empty())
-        return Status::invalid("bad size '" + text + "': expected a whole number of bytes with an optional unit (" +
-                               units + ")");
+        return Status::invalid("bad size '" + excerpt(text) +
+                               "': expected a whole number of bytes with an optional unit (" + units + ")");
     std::size_t mult = 0;
     if (unit.empty() || unit == "B") mult = 1;
     else if (unit == "K" || unit == "k" || unit == "KiB") mult = std::size_t(1) << 10;
@@ -377,16 +381,18 @@ Status parse_size(const std::string& text, std::size_t* bytes) {
     else if (unit == "G" || unit == "GiB") mult = std::size_t(1) << 30;
     else if (unit == "T" || unit == "TiB") mult = std::size_t(1) << 40;
     else if (unit == "KB" || unit == "kB" || unit == "MB" || unit == "GB" || unit == "TB")
-        return Status::invalid("bad size '" + text + "': '" + unit + "' is ambiguous (1000 or 1024?); write " +
+        return Status::invalid("bad size '" + excerpt(text) + "': '" + unit + "' is ambiguous (1000 or 1024?); write " +
                                unit.substr(0, 1) + " or " + unit.substr(0, 1) + "iB for 1024-based units");
     else if (unit[0] == '.')
-        return Status::invalid("bad size '" + text + "': sizes are whole numbers (write 1536 or 1536B, not 1.5K)");
+        return Status::invalid("bad size '" + excerpt(text) +
+                               "': sizes are whole numbers (write 1536 or 1536B, not 1.5K)");
     else
-        return Status::invalid("bad size '" + text + "': unknown unit '" + unit + "' (" + units + ")");
+        return Status::invalid("bad size '" + excerpt(text) + "': unknown unit '" + excerpt(unit) + "' (" + units +
+                               ")");
     errno = 0;
     unsigned long long v = std::strtoull(digits.c_str(), nullptr, 10);
     if (errno == ERANGE || digits.size() > 20 || v > SIZE_MAX / mult)
-        return Status::invalid("bad size '" + text + "': out of range");
+        return Status::invalid("bad size '" + excerpt(text) + "': out of range");
     *bytes = static_cast<std::size_t>(v) * mult;
     return Status::ok();
 }

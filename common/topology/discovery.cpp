@@ -56,7 +56,9 @@ Status group_hosts(const std::vector<RankInfo>& ranks, std::vector<Host>* hosts)
     return Status::ok();
 }
 
-std::string host_label(const Host& h) { return "host " + h.name + " (ranks " + format_rank_list(h.ranks) + ")"; }
+std::string host_label(const Host& h) {
+    return "host " + excerpt(h.name) + " (ranks " + format_rank_list(h.ranks) + ")";
+}
 
 // The host's node vertex, with a socket level only when every rank on it is
 // bound and they use more than one socket (one socket adds nothing, and a
@@ -91,18 +93,16 @@ Status match_hosts(const std::vector<Host>& hosts, const NameIndex& index, const
         if (e < 0) return Status::invalid(origin + ": " + host_label(hosts[i]) + " is not in the " + what);
         auto ins = taken.emplace(e, i);
         if (!ins.second)
-            return Status::invalid(origin + ": hosts " + hosts[ins.first->second].name + " and " + hosts[i].name +
-                                   " both match the same entry of the " + what);
+            return Status::invalid(origin + ": hosts " + excerpt(hosts[ins.first->second].name) + " and " +
+                                   excerpt(hosts[i].name) + " both match the same entry of the " + what);
         entry_of_host->push_back(e);
     }
     return Status::ok();
 }
 
-// 1. Topology file.
-Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& path,
-                          const LinkDefaults& d, Topology* out) {
-    std::string text;
-    TOPOAR_TRY(read_file(path, &text));
+// 1. Topology file (`path` names it in errors).
+Status from_topology_text(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& text,
+                          const std::string& path, const LinkDefaults& d, Topology* out) {
     ParsedFile pf;
     TOPOAR_TRY(parse_topology(text, path, d, &pf));
 
@@ -122,8 +122,8 @@ Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<
             NameIndex one;
             one.add(t.node(n).name, 0);
             if (one.find(host) != 0)
-                return Status::invalid(path + ": rank " + std::to_string(r) + " runs on host " + host +
-                                       " but the file puts it on node " + t.node(n).name);
+                return Status::invalid(path + ": rank " + std::to_string(r) + " runs on host " + excerpt(host) +
+                                       " but the file puts it on node " + excerpt(t.node(n).name));
         }
         *out = std::move(t);
         return Status::ok();
@@ -169,10 +169,8 @@ Status from_topology_file(const std::vector<RankInfo>& ranks, const std::vector<
 }
 
 // 2. Rack file: "host rack [bw=] [lat=]" and "rack NAME [bw=] [lat=]".
-Status from_rack_file(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& path,
-                      const LinkDefaults& d, Topology* out) {
-    std::string text;
-    TOPOAR_TRY(read_file(path, &text));
+Status from_rack_text(const std::vector<RankInfo>& ranks, const std::vector<Host>& hosts, const std::string& text,
+                      const std::string& path, const LinkDefaults& d, Topology* out) {
     std::vector<Line> lines;
     TOPOAR_TRY(split_lines(text, path, &lines));
     struct Entry {
@@ -192,13 +190,13 @@ Status from_rack_file(const std::vector<RankInfo>& ranks, const std::vector<Host
         if (l.words[0] == "rack") {
             auto ins = racks.emplace(l.words[1], std::make_pair(apply(d.rack, a), l.number));
             if (!ins.second)
-                return Status::invalid(where + "rack " + l.words[1] + " described twice (first at line " +
+                return Status::invalid(where + "rack " + excerpt(l.words[1]) + " described twice (first at line " +
                                        std::to_string(ins.first->second.second) + ")");
             continue;
         }
         auto ins = host_line.emplace(l.words[0], l.number);
         if (!ins.second)
-            return Status::invalid(where + "host " + l.words[0] + " listed twice (first at line " +
+            return Status::invalid(where + "host " + excerpt(l.words[0]) + " listed twice (first at line " +
                                    std::to_string(ins.first->second) + ")");
         index.add(l.words[0], static_cast<int>(entries.size()));
         entries.push_back(Entry{l.words[1], apply(d.node, a)});
@@ -232,21 +230,22 @@ Status switch_path(const RankInfo& info, int rank, std::vector<std::string>* pat
     std::istringstream ps(info.slurm_pattern);
     for (std::string part; std::getline(ps, part, '.');) pattern.push_back(part);
     const std::string who =
-        "rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR_PATTERN '" + info.slurm_pattern + "'";
+        "rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR_PATTERN '" + excerpt(info.slurm_pattern) + "'";
     if (pattern.empty() || pattern.back() != "node") return Status::invalid(who + " does not end with 'node'");
     for (std::size_t i = 0; i + 1 < pattern.size(); ++i)
-        if (pattern[i] != "switch") return Status::invalid(who + " has an unknown part '" + pattern[i] + "'");
+        if (pattern[i] != "switch") return Status::invalid(who + " has an unknown part '" + excerpt(pattern[i]) + "'");
     std::string rest = info.slurm_addr;
     for (std::size_t i = 0; i + 1 < pattern.size(); ++i) {
         std::size_t dot = rest.find('.');
         if (dot == std::string::npos || dot == 0)
-            return Status::invalid("rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR '" + info.slurm_addr +
-                                   "' does not match pattern '" + info.slurm_pattern + "'");
+            return Status::invalid("rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR '" +
+                                   excerpt(info.slurm_addr) + "' does not match pattern '" +
+                                   excerpt(info.slurm_pattern) + "'");
         path->push_back(rest.substr(0, dot));
         rest = rest.substr(dot + 1);
     }
     if (rest.empty())
-        return Status::invalid("rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR '" + info.slurm_addr +
+        return Status::invalid("rank " + std::to_string(rank) + ": SLURM_TOPOLOGY_ADDR '" + excerpt(info.slurm_addr) +
                                "' has no node part");
     return Status::ok();
 }
@@ -269,7 +268,7 @@ Status from_slurm(const std::vector<RankInfo>& ranks, const std::vector<Host>& h
             TOPOAR_TRY(switch_path(ranks[static_cast<std::size_t>(r)], r, &other));
             if (other != path)
                 return Status::invalid("Slurm: ranks " + std::to_string(h.ranks[0]) + " and " + std::to_string(r) +
-                                       " on host " + h.name + " report different switches");
+                                       " on host " + excerpt(h.name) + " report different switches");
         }
         int parent = b.root();
         std::string parent_name;
@@ -280,8 +279,8 @@ Status from_slurm(const std::vector<RankInfo>& ranks, const std::vector<Host>& h
                 int v = b.add(parent, lv, path[i], lv == Level::rack ? d.rack : d.spine);
                 it = switches.emplace(path[i], Switch{v, parent_name, lv}).first;
             } else if (it->second.parent != parent_name || it->second.level != lv) {
-                return Status::invalid("Slurm: switch " + path[i] + " appears at two places in the switch tree (" +
-                                       host_label(h) + ")");
+                return Status::invalid("Slurm: switch " + excerpt(path[i]) +
+                                       " appears at two places in the switch tree (" + host_label(h) + ")");
             }
             parent = it->second.vertex;
             parent_name = path[i];
@@ -293,6 +292,12 @@ Status from_slurm(const std::vector<RankInfo>& ranks, const std::vector<Host>& h
 }
 
 Link or_builtin(const Link& l, const Link& builtin) { return l.bandwidth > 0 ? l : builtin; }
+
+// What every source starts from: the ranks grouped into hosts.
+Status group_ranks(const std::vector<RankInfo>& ranks, std::vector<Host>* hosts) {
+    if (ranks.empty()) return Status::invalid("discover_topology: no ranks");
+    return group_hosts(ranks, hosts);
+}
 
 }  // namespace
 
@@ -306,13 +311,32 @@ LinkDefaults DiscoveryOptions::link_defaults() const {
     return d;
 }
 
-Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt, Topology* out) {
-    if (ranks.empty()) return Status::invalid("discover_topology: no ranks");
-    const LinkDefaults d = opt.link_defaults();
+Status discover_from_topology_text(const std::vector<RankInfo>& ranks, const std::string& text,
+                                  const std::string& origin, const DiscoveryOptions& opt, Topology* out) {
     std::vector<Host> hosts;
-    TOPOAR_TRY(group_hosts(ranks, &hosts));
-    if (!opt.topology_file.empty()) return from_topology_file(ranks, hosts, opt.topology_file, d, out);
-    if (!opt.rack_file.empty()) return from_rack_file(ranks, hosts, opt.rack_file, d, out);
+    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    return from_topology_text(ranks, hosts, text, origin, opt.link_defaults(), out);
+}
+
+Status discover_from_rack_text(const std::vector<RankInfo>& ranks, const std::string& text, const std::string& origin,
+                               const DiscoveryOptions& opt, Topology* out) {
+    std::vector<Host> hosts;
+    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    return from_rack_text(ranks, hosts, text, origin, opt.link_defaults(), out);
+}
+
+Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt, Topology* out) {
+    if (!opt.topology_file.empty() || !opt.rack_file.empty()) {
+        const bool topology = !opt.topology_file.empty();
+        const std::string& path = topology ? opt.topology_file : opt.rack_file;
+        std::string text;
+        TOPOAR_TRY(read_file(path, &text));
+        return topology ? discover_from_topology_text(ranks, text, path, opt, out)
+                        : discover_from_rack_text(ranks, text, path, opt, out);
+    }
+    std::vector<Host> hosts;
+    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    const LinkDefaults d = opt.link_defaults();
     bool slurm = opt.use_slurm;
     for (const RankInfo& r : ranks)
         if (r.slurm_addr.empty() || r.slurm_pattern.empty()) slurm = false;

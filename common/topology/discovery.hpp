@@ -53,4 +53,13 @@ struct DiscoveryOptions {
 // never silently skipped.
 Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt, Topology* out);
 
+// discover_topology with a topology file's or rack file's text instead of
+// opt.topology_file / opt.rack_file (both ignored); `origin` names the text
+// in errors as the path would.  discover_topology reads the file and does
+// the same; these let tests and the fuzzers (tests/fuzz/) skip the file.
+Status discover_from_topology_text(const std::vector<RankInfo>& ranks, const std::string& text,
+                                  const std::string& origin, const DiscoveryOptions& opt, Topology* out);
+Status discover_from_rack_text(const std::vector<RankInfo>& ranks, const std::string& text, const std::string& origin,
+                               const DiscoveryOptions& opt, Topology* out);
+
 }  // namespace topoar

@@ -1,6 +1,8 @@
 #include "topology/topology.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -168,15 +170,20 @@ bool level_may_contain(Level parent, Level child) {
 
 namespace {
 
-// Names are written unquoted in the text format.
+// Names are written unquoted in the text format, which splits words at
+// whatever isspace() says (\v and \f too: a Slurm switch "s\v0" would be
+// written as two words).
 bool is_word(const std::string& s) {
     if (s.empty()) return false;
     for (char c : s)
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' || c == '=') return false;
+        if (std::isspace(static_cast<unsigned char>(c)) || c == '#' || c == '=') return false;
     return true;
 }
 
-std::string describe_vertex(Level level, const std::string& name) { return std::string(to_string(level)) + " " + name; }
+// "node a", for error messages (the name as excerpt() quotes input).
+std::string describe_vertex(Level level, const std::string& name) {
+    return std::string(to_string(level)) + " " + excerpt(name);
+}
 
 }  // namespace
 
@@ -255,7 +262,7 @@ Status TopologyBuilder::build(Topology* out) const {
         const Vertex& v = v_[i];
         if (v.level == Level::rank) continue;
         if (!is_word(v.name))
-            return Status::invalid(std::string(to_string(v.level)) + " name '" + v.name +
+            return Status::invalid(std::string(to_string(v.level)) + " name '" + excerpt(v.name) +
                                    "' must be one word without '#' or '='");
         if (v.level == Level::socket) continue;  // socket "0" repeats across hosts
         if (!names.emplace(std::make_pair(static_cast<int>(v.level), v.name), 1).second)
@@ -307,11 +314,14 @@ Status TopologyBuilder::build(Topology* out) const {
     int top = make(make, 0, Link{});
     norm[static_cast<std::size_t>(top)].up = Link{};  // the root has no parent link
 
-    // Preorder ids.
+    // Preorder ids.  `latency` sums the up-links from the root down to x: a
+    // path between two ranks is at most two such sums, so twice each must be
+    // finite (collapsed levels add latencies, and "lat=1e308s" is a number).
     Topology t;
     t.leaf_of_rank_.assign(static_cast<std::size_t>(p), -1);
     t.range_.reserve(norm.size());
-    auto number = [&](auto&& self, int x, int parent, int depth) -> int {
+    int overflow_rank = -1;
+    auto number = [&](auto&& self, int x, int parent, int depth, double latency) -> int {
         const Norm& s = norm[static_cast<std::size_t>(x)];
         int id = static_cast<int>(t.nodes_.size());
         TopoNode tn;
@@ -325,19 +335,25 @@ Status TopologyBuilder::build(Topology* out) const {
         t.range_.emplace_back(static_cast<int>(t.preorder_ranks_.size()), 0);
         t.lowest_.push_back(s.lowest);
         t.depth_ = std::max(t.depth_, depth);
+        latency += s.up.latency;
         if (s.level == Level::rank) {
             t.leaf_of_rank_[static_cast<std::size_t>(s.rank)] = id;
             t.preorder_ranks_.push_back(s.rank);
+            if (!std::isfinite(2 * latency) && overflow_rank < 0) overflow_rank = s.rank;
         }
         for (int c : s.children) {
-            int cid = self(self, c, id, depth + 1);
+            int cid = self(self, c, id, depth + 1, latency);
             t.nodes_[static_cast<std::size_t>(id)].children.push_back(cid);
         }
         t.range_[static_cast<std::size_t>(id)].second =
             static_cast<int>(t.preorder_ranks_.size()) - t.range_[static_cast<std::size_t>(id)].first;
         return id;
     };
-    number(number, top, -1, 0);
+    number(number, top, -1, 0, 0.0);
+    if (overflow_rank >= 0)
+        return Status::invalid("the latencies between rank " + std::to_string(overflow_rank) +
+                               " and the top of the tree add up to more than " +
+                               human_latency(std::numeric_limits<double>::max() / 2));
     *out = std::move(t);
     return Status::ok();
 }
@@ -357,7 +373,7 @@ void count_levels(const Topology& t, int id, std::vector<int>* below) {
 void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
     const TopoNode& n = t.node(id);
     std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
-    os << pad << (n.level == Level::root ? std::string("world") : describe_vertex(n.level, n.name));
+    os << pad << (n.level == Level::root ? std::string("world") : std::string(to_string(n.level)) + " " + n.name);
 
     // "(2 racks, 5 nodes, 12 ranks)": what lies below, per level.
     static const struct {

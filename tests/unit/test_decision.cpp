@@ -254,6 +254,32 @@ void test_parse_errors(void** state) {
     assert_int_equal(parse("allreduce uniform=yes alg=ring\nallreduce uniform=no alg=tree\n").size(), 2);
 }
 
+// A binary file (an executable given by mistake, a corrupt copy): the
+// message quotes its bytes escaped and cut short, so it stays one printable
+// log line (tests/fuzz/fuzz_rules.cpp checks this for any input).
+void test_parse_error_binary(void** state) {
+    (void)state;
+    // The start of an executable: NULs, control characters, bytes >= 0x80.
+    const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0\x1b[2J\xff\xfe\r\n";
+    expect_parse_error(std::string(elf, sizeof elf - 1), 1,
+                       "unknown collective '\\x7fELF\\x02\\x01\\x01\\x00\\x00\\x00\\x1b[2J\\xff\\xfe'");
+    expect_parse_error("allreduce alg=r\xc3\xa9ng\n", 1, "unknown algorithm 'r\\xc3\\xa9ng'");
+    expect_parse_error("allreduce size=1\x01K- alg=ring\n", 1, "bad size '1\\x01K': unknown unit '\\x01K'");
+    expect_parse_error("allreduce alg=back\\slash\n", 1, "unknown algorithm 'back\\\\slash'");
+    // A long word: its first 80 bytes, escaped, then "...".
+    std::string cut;
+    for (int i = 0; i < 80; ++i) cut += "\\x01";
+    const std::string long_word = "allreduce alg=" + std::string(1000, '\x01') + "\n";
+    expect_parse_error(long_word, 1, ("unknown algorithm '" + cut + "...' (one of").c_str());
+
+    for (const std::string& text : {std::string(elf, sizeof elf - 1), long_word}) {
+        DecisionTable t;
+        Status s = DecisionTable::from_text(text, "t.rules", &t);
+        assert_false(s.is_ok());
+        for (char c : s.message()) assert_true(c >= 0x20 && c < 0x7f);
+    }
+}
+
 void test_parse_error_stops_at_first(void** state) {
     (void)state;
     DecisionTable t = parse("allreduce alg=ring\n");
@@ -593,6 +619,7 @@ int main(void) {
         cmocka_unit_test(test_parse_every_key),
         cmocka_unit_test(test_parse_empty_and_comments),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_error_binary),
         cmocka_unit_test(test_parse_error_stops_at_first),
         cmocka_unit_test(test_from_file),
         cmocka_unit_test(test_lookup_example),

@@ -122,6 +122,13 @@ void test_units_bandwidth(void**) {
     expect_error_containing(parse_bandwidth("fast", &v), "expected a number");
     expect_error_containing(parse_bandwidth("", &v), "expected a number");
     expect_error_containing(parse_bandwidth("1e999GB/s", &v), "out of range");
+    // A normal number that the bit unit (x 1/8) makes subnormal: out of range
+    // like a subnormal number itself (what format_bandwidth wrote for it,
+    // "3.7500000000000009e-309B/s", did not read back).
+    expect_error_containing(parse_bandwidth("3e-308bit", &v), "out of range");
+    expect_error_containing(parse_bandwidth("4e-320Tbit", &v), "out of range");
+    expect_error_containing(parse_bandwidth("1e-310B/s", &v), "out of range");
+    expect_ok(parse_bandwidth("2.3e-307bit", &v));
 }
 
 void test_units_latency(void**) {
@@ -647,6 +654,30 @@ void test_parse_errors(void**) {
     expect_parse_error("node a\n  ranks 0\nrack r\n  node a\n    ranks 1\n", 4,
                        "duplicate node name 'a' (first at line 1)");
     expect_parse_error("# nothing\n", 1, "no ranks");
+    // Counts are digits, like rank numbers (strtol took "+5" and "5\0x").
+    expect_parse_error("node a count=+5\n", 1, "bad count '+5'");
+    const char nul[] = "node a count=5\0x\n";
+    expect_parse_error(std::string(nul, sizeof nul - 1), 1, "bad count '5\\x00x'");
+    // Latencies add up where levels collapse: their sum must stay finite
+    // (to_text wrote "lat=infs", which did not read back).
+    Topology t;
+    const std::string far = "rack r lat=1e308s\n  node a lat=1e308s\n    ranks 0\nnode b\n  ranks 1\n";
+    expect_error_containing(Topology::from_text(far, "t.topo", &t),
+                            "t.topo: the latencies between rank 0 and the top of the tree add up to more than");
+    const std::string near = "rack r lat=1e300s\n  node a lat=1e300s\n    ranks 0\nnode b\n  ranks 1\n";
+    expect_ok(Topology::from_text(near, "t.topo", &t));
+    roundtrip(t);
+}
+
+// Binary junk in a file: quoted escaped and cut, one printable line.
+void test_parse_errors_binary(void**) {
+    expect_parse_error("node a\x01\x7f\xff\n  ranks 0\n  rack r\n", 3,
+                       "rack r cannot be inside node a\\x01\\x7f\\xff (line 1)");
+    expect_parse_error("node a bw=1\x1b[0m\n", 1, "bad bandwidth '1\\x1b[0m': unknown unit '\\x1b[0m'");
+    expect_parse_error("\xef\xbb\xbfnode a\n  ranks 0\n", 1, "unknown keyword '\\xef\\xbb\\xbfnode'");
+    const std::string long_name(500, 'x');
+    expect_parse_error("node " + long_name + "\nnode b\n  ranks 0\n", 1,
+                       ("node " + long_name.substr(0, 80) + "... has no ranks").c_str());
 }
 
 void test_from_file(void**) {
@@ -800,6 +831,17 @@ void test_discover_rack_file(void**) {
     opt.rack_file = "/nonexistent/racks";
     Status s = discover_topology(on_hosts({"n1"}), opt, &t);
     assert_int_equal(static_cast<int>(s.code()), static_cast<int>(Code::io_error));
+
+    // The text itself, as discover_topology reads it from the file.
+    Topology from_file;
+    opt.rack_file = path = write_temp(kRackFile);
+    expect_ok(discover_topology(on_hosts({"n1", "n3", "n2"}), opt, &from_file));
+    unlink(path.c_str());
+    expect_ok(discover_from_rack_text(on_hosts({"n1", "n3", "n2"}), kRackFile, "racks", opt, &t));
+    assert_true(t == from_file);
+    const char junk[] = "n1 r0\n\x01\xff r1\n\x01\xff r2\n";
+    expect_error_containing(discover_from_rack_text(on_hosts({"n1"}), junk, "racks", opt, &t),
+                            "racks:3: host \\x01\\xff listed twice (first at line 2)");
 }
 
 std::vector<RankInfo> slurm_ranks(std::initializer_list<std::pair<const char*, const char*>> host_addr,
@@ -860,6 +902,12 @@ void test_discover_slurm(void**) {
     expect_error_containing(discover_topology(r, opt, &t), "ranks 0 and 1 on host a report different switches");
     r = slurm_ranks({{"a", "x.s0.a"}, {"b", "y.s0.b"}}, "switch.switch.node");
     expect_error_containing(discover_topology(r, opt, &t), "switch s0 appears at two places");
+    // Names are words of the text format: no whitespace of any kind (a
+    // switch "s\v0" was written as "rack s\v0", which reads as two words).
+    r = slurm_ranks({{"a", "s\v0.a"}, {"b", "s\v0.b"}, {"c", "s1.c"}}, "switch.node");
+    expect_error_containing(discover_topology(r, opt, &t), "rack name 's\\x0b0' must be one word");
+    r = slurm_ranks({{"a", "s0.a"}}, "switch.\x1b[2Jnode");
+    expect_error_containing(discover_topology(r, opt, &t), "PATTERN 'switch.\\x1b[2Jnode' does not end with 'node'");
 
     // A rank without a Slurm address: plain hosts.
     r = slurm_ranks({{"a", "s0.a"}, {"b", "s1.b"}}, "switch.node");
@@ -916,6 +964,11 @@ void test_discover_topology_file(void**) {
     expect_error_containing(discover_topology(on_hosts({"h1", "h1", "h1", "h1"}), opt, &t),
                             "the file lists 5 ranks, the communicator has 4");
     unlink(path.c_str());
+    // The text itself, as discover_topology reads it from the file.
+    expect_ok(discover_from_topology_text(on_hosts({"h1", "h1", "h1", "h1", "h2"}), full, "full.topo", opt, &t));
+    assert_true(t == parse(full));
+    expect_error_containing(discover_from_topology_text(on_hosts({"h1"}), "node h1\n\tranks 0\n", "t", opt, &t),
+                            "t:2: tab in indentation");
 
     // Sockets need ranks; errors keep their line numbers.
     path = write_temp("node h1\n  socket 0\n");
@@ -1016,6 +1069,7 @@ int main(void) {
         cmocka_unit_test(test_parse_flat),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_errors_binary),
         cmocka_unit_test(test_from_file),
         cmocka_unit_test(test_discover_plain),
         cmocka_unit_test(test_discover_sockets),
