@@ -70,6 +70,9 @@ step() {  # step NAME COMMAND...: run quietly, show the log's tail on failure
     fi
 }
 t0=$SECONDS
+# a build of its own: nothing from the make that runs this test (make
+# check's command-line variables such as CFLAGS, its jobserver)
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 [ -f "$build/Makefile" ] || step configure sh -c 'cd "$1" && "$2/configure" --prefix="$3" --without-cuda --without-nccl \
     CC="$5" CXX="$6" CFLAGS="$4" CXXFLAGS="$4"' _ "$build" "$src" "$prefix" "$flags" "$cc" "$cxx"
 step build-engine make -C "$build/common" -j2
