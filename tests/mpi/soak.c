@@ -112,6 +112,7 @@ static void phase_step(phase_t *p, long i, int report)
 /* Collective over WORLD; returns nonzero if the phase grew beyond a bound. */
 static int phase_end(phase_t *p, long rss_bound, long heap_bound)
 {
+    if (p->n <= 0) return 0; /* skipped (--cycles 0 or --calls 0): same on every rank */
     p->rss_end = rss_kib();
     p->heap_end = heap_kib();
     double secs = MPI_Wtime() - p->t0;
