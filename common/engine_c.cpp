@@ -227,17 +227,13 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
     copy_name(out->host, host);
     copy_name(out->slurm_addr, std::getenv("SLURM_TOPOLOGY_ADDR"));
     copy_name(out->slurm_pattern, std::getenv("SLURM_TOPOLOGY_ADDR_PATTERN"));
-    // Probed once per process: loading the hwloc topology took 4-16 ms here,
-    // which every communicator's set-up paid (a process's binding does not
-    // change under MPI).  A magic static: thread-safe.
-    static const int socket = [] {
-        try {
-            return probe_socket_of_current_binding();
-        } catch (...) {
-            return -1;
-        }
-    }();
-    out->socket = socket;
+    // The machine's hwloc topology is loaded once per process
+    // (hwloc_probe.cpp); only the binding is asked here.
+    try {
+        out->socket = probe_socket_of_current_binding();
+    } catch (...) {
+        out->socket = -1;
+    }
 }
 
 topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t* cfg) {

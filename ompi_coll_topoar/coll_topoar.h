@@ -35,8 +35,10 @@ typedef struct mca_coll_topoar_component_t {
         char *s;   /* TOPOAR_PARAM_STRING */
     } params[TOPOAR_PARAM_MAX];
 
-    int last_algorithm;       /* MPI_T: algorithm of the last call */
-    int last_path;            /* MPI_T: TOPOAR_PATH_* of the last call */
+    /* MPI_T: algorithm and TOPOAR_PATH_* of this process's last call, in
+     * whichever thread it ran: written with mca_coll_topoar_set_last*. */
+    int last_algorithm;
+    int last_path;
 
     /* GPU path (coll_topoar_gpu.c) */
     bool cuda;                /* try the GPU path at all */
@@ -78,7 +80,7 @@ typedef struct mca_coll_topoar_module_t {
     int state;                /* TOPOAR_STATE_* */
 
     /* Proof of who did the work (MPI_T, verbose). */
-    unsigned long long handled;
+    unsigned long long handled;   /* mca_coll_topoar_bump: MPI_T reads them */
     unsigned long long fallback;
     unsigned long long by_algorithm[TOPOAR_ALG_MAX];
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
@@ -136,6 +138,46 @@ typedef struct mca_coll_topoar_config {
     char numbers[TOPOAR_PARAM_MAX][32];
 } mca_coll_topoar_config_t;
 void mca_coll_topoar_config(mca_coll_topoar_config_t *out);
+
+/* ---- state shared by threads (MPI_THREAD_MULTIPLE) ------------------------
+ * Calls on different communicators may run at once in different threads,
+ * and so may their set-ups.  Per-communicator state (the module, its engine)
+ * is only touched by the one thread MPI allows on that communicator at a
+ * time.  Process-wide state is written at component register/open (one
+ * thread) and only read afterwards, or goes through these helpers (GCC
+ * __atomic builtins, as Open MPI's own headers need a GCC-compatible
+ * compiler; relaxed order: each value stands alone, and on x86-64 a relaxed
+ * load or store is a plain mov, so single-threaded calls pay nothing). */
+
+/* The MPI_T "last call" variables: one call's value, never a torn one; the
+ * two may come from different threads' calls. */
+static inline void mca_coll_topoar_set_last_path(int path)
+{
+    __atomic_store_n(&mca_coll_topoar_component.last_path, path, __ATOMIC_RELAXED);
+}
+static inline void mca_coll_topoar_set_last(int algorithm, int path)
+{
+    __atomic_store_n(&mca_coll_topoar_component.last_algorithm, algorithm, __ATOMIC_RELAXED);
+    mca_coll_topoar_set_last_path(path);
+}
+
+/* A per-communicator counter that an MPI_T reader in another thread may
+ * read (coll_topoar_allreduce_handled/_fallback): only the thread calling
+ * on the communicator writes it, so a load and a store suffice. */
+static inline void mca_coll_topoar_bump(unsigned long long *counter)
+{
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+static inline unsigned long long mca_coll_topoar_read(const unsigned long long *counter)
+{
+    return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+/* True the first time any thread asks with this flag (said-once messages). */
+static inline bool mca_coll_topoar_first_time(bool *flag)
+{
+    return !__atomic_exchange_n(flag, true, __ATOMIC_RELAXED);
+}
 
 /* The module behind comm's allreduce if it is ours, else NULL. */
 mca_coll_topoar_module_t *mca_coll_topoar_module_of(struct ompi_communicator_t *comm);

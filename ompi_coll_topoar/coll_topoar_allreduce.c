@@ -153,7 +153,8 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     const char *problem = NULL;
     int rc, first_failed, bad_param = -1, bad_rank = -1;
     /* Said once per process (the same file problem would repeat on every
-     * communicator); later ones at verbose level 1. */
+     * communicator); later ones at verbose level 1.  Set-ups of different
+     * communicators may run in different threads at once. */
     static bool told = false;
     mca_coll_topoar_config_t conf;
 
@@ -201,10 +202,10 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
         m->state = TOPOAR_STATE_FAILED;
         if (bad_param >= 0) {
             /* Every rank found the same mismatch in the same gathered data. */
-            report_mismatch(comm, &conf, bad_param, bad_rank, !told || cm->verbose >= 1);
-            told = true;
-        } else if (rank == first_failed && NULL != problem && (!told || cm->verbose >= 1)) {
-            told = true;
+            bool first = mca_coll_topoar_first_time(&told);
+            report_mismatch(comm, &conf, bad_param, bad_rank, first || cm->verbose >= 1);
+        } else if (rank == first_failed && NULL != problem &&
+                   (mca_coll_topoar_first_time(&told) || cm->verbose >= 1)) {
             opal_output(0, "coll:topoar: set-up failed on %s (rank %d): %s; using the previous "
                         "allreduce on this communicator", comm->c_name, rank, problem);
         }
@@ -217,9 +218,8 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
 int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,
                              int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
-    m->fallback++;
-    mca_coll_topoar_component.last_algorithm = TOPOAR_LAST_FALLBACK;
-    mca_coll_topoar_component.last_path = TOPOAR_PATH_HAND_DOWN;
+    mca_coll_topoar_bump(&m->fallback);
+    mca_coll_topoar_set_last(TOPOAR_LAST_FALLBACK, TOPOAR_PATH_HAND_DOWN);
     opal_output_verbose(50, mca_coll_topoar_component.output,
                         "coll:topoar: %s: allreduce of %d x %s passed down (%s)", comm->c_name, count,
                         dtype->name, why);
@@ -277,12 +277,11 @@ int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, ompi_communicator_t *com
 void mca_coll_topoar_count(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, size_t bytes, int algorithm,
                            int path)
 {
-    m->handled++;
+    mca_coll_topoar_bump(&m->handled);
     if (algorithm >= 0 && algorithm < TOPOAR_ALG_MAX) {
         m->by_algorithm[algorithm]++;
     }
-    mca_coll_topoar_component.last_algorithm = algorithm;
-    mca_coll_topoar_component.last_path = path;
+    mca_coll_topoar_set_last(algorithm, path);
     log_choice(m, comm, bytes, algorithm);
 }
 

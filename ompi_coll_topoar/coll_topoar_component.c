@@ -98,7 +98,7 @@ static int pvar_get_handled(const mca_base_pvar_t *pvar, void *value, void *obj)
 {
     mca_coll_topoar_module_t *m = pvar_module(obj);
     (void) pvar;
-    *(unsigned long long *) value = m ? m->handled : 0;
+    *(unsigned long long *) value = m ? mca_coll_topoar_read(&m->handled) : 0;
     return OMPI_SUCCESS;
 }
 
@@ -106,7 +106,7 @@ static int pvar_get_fallback(const mca_base_pvar_t *pvar, void *value, void *obj
 {
     mca_coll_topoar_module_t *m = pvar_module(obj);
     (void) pvar;
-    *(unsigned long long *) value = m ? m->fallback : 0;
+    *(unsigned long long *) value = m ? mca_coll_topoar_read(&m->fallback) : 0;
     return OMPI_SUCCESS;
 }
 

@@ -58,8 +58,12 @@ typedef struct topoar_gpu_state {
 } topoar_gpu_state_t;
 
 /* NCCL communicators alive in this process, capped by
- * coll_topoar_nccl_max_comms (each holds device memory and threads). */
+ * coll_topoar_nccl_max_comms (each holds device memory and threads).
+ * Set-ups in several threads reserve a place atomically (coll_topoar.h). */
 static int nccl_comms_alive = 0;
+
+/* The nccl algorithm's number, from the engine's table at open. */
+static int nccl_alg = -1;
 
 #define GPU (mca_coll_topoar_component.gpu)
 
@@ -73,6 +77,7 @@ void mca_coll_topoar_gpu_open(void)
     char why[256] = "";
 
     cm->gpu = NULL;
+    nccl_alg = topoar_algorithm_from_name("nccl");
     if (!cm->cuda || NULL == cm->cuda_library || '\0' == cm->cuda_library[0]) {
         opal_output_verbose(10, cm->output, "coll:topoar: GPU path off (coll_topoar_cuda 0)");
         return;
@@ -118,7 +123,7 @@ void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m)
     if (NULL != GPU) {
         if (NULL != g->nccl) {
             (void) GPU->nccl_comm_destroy(g->nccl);
-            --nccl_comms_alive;
+            (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
         }
         if (NULL != g->scratch) {
             (void) GPU->dev_free(g->scratch);
@@ -228,7 +233,7 @@ static int staged_previous(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, c
     }
     rc = mca_coll_topoar_fallback(m, why, MPI_IN_PLACE == sbuf ? MPI_IN_PLACE : (const void *) (hs - first),
                                   hr - first, count, dtype, op, comm);
-    mca_coll_topoar_component.last_path = TOPOAR_PATH_STAGED_DOWN;
+    mca_coll_topoar_set_last_path(TOPOAR_PATH_STAGED_DOWN);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -247,6 +252,7 @@ static void nccl_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, ompi_
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     unsigned char id[128];
     int ok = 1, all_ok = 0, rc, rank = ompi_comm_rank(comm);
+    bool reserved = false;
     const char *problem = NULL;
 
     memset(id, 0, sizeof id);
@@ -254,9 +260,14 @@ static void nccl_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, ompi_
         g->nccl_state = NCCL_OFF; /* the same on every rank: MCA value / build */
         return;
     }
-    if (nccl_comms_alive >= cm->nccl_max_comms) {
+    /* A place under the cap, taken now: set-ups racing in other threads
+     * must not all see room for one more. */
+    if (__atomic_add_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED) > cm->nccl_max_comms) {
+        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
         ok = 0;
         problem = "coll_topoar_nccl_max_comms NCCL communicators exist already";
+    } else {
+        reserved = true;
     }
     if (0 == rank && ok && 0 != GPU->nccl_unique_id(id)) {
         ok = 0;
@@ -278,9 +289,11 @@ static void nccl_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, ompi_
         rc = m->previous_allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm, m->previous_allreduce_module);
     }
     if (OMPI_SUCCESS == rc && all_ok) {
-        ++nccl_comms_alive;
-        g->nccl_state = NCCL_READY;
+        g->nccl_state = NCCL_READY; /* keeps its place */
         return;
+    }
+    if (reserved) {
+        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
     }
     if (NULL != g->nccl) {
         (void) GPU->nccl_comm_destroy(g->nccl);
@@ -368,8 +381,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
             /* Mixed across ranks: everybody takes the staged previous
              * module, which works whatever each rank passed. */
             static bool told = false;
-            if (!told && 0 == ompi_comm_rank(comm)) {
-                told = true;
+            if (0 == ompi_comm_rank(comm) && mca_coll_topoar_first_time(&told)) {
                 opal_output(0, "coll:topoar: %s: ranks passed buffers in different memory types "
                             "(host on some, device on others); staging every such call", comm->c_name);
             }
@@ -404,8 +416,8 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
             0 != copy_sync(g, (char *) rbuf + first, (const char *) sbuf + first, span)) {
             return gpu_error(comm, "copy of sbuf into rbuf");
         }
-        mca_coll_topoar_component.last_path = TOPOAR_PATH_NCCL;
-        m->handled++;
+        mca_coll_topoar_set_last_path(TOPOAR_PATH_NCCL);
+        mca_coll_topoar_bump(&m->handled);
         return OMPI_SUCCESS;
     }
 
@@ -452,10 +464,6 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     /* The nccl algorithm (auto's choice within one host, or forced, or a
      * rule's): NCCL's own allreduce when it reduces the pair itself; else
      * the plan that comes with the call (call.plan_algorithm). */
-    static int nccl_alg = -2;
-    if (-2 == nccl_alg) {
-        nccl_alg = topoar_algorithm_from_name("nccl");
-    }
     if (call.algorithm == nccl_alg && NCCL_READY == g->nccl_state &&
         GPU->nccl_allreduce_supported(redop, redtype)) {
         rc = GPU->nccl_allreduce(rbuf, rbuf, (size_t) count, redop, redtype, g->nccl, g->stream);

@@ -11,6 +11,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -1043,11 +1044,22 @@ void test_level_names(void**) {
 }
 
 void test_hwloc_probe(void**) {
+    // Several threads at once, first thing in the process (communicator
+    // set-ups racing under MPI_THREAD_MULTIPLE): one loads the machine's
+    // topology, all read it, all get the same answer.
+    std::vector<int> got(8, -2);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        threads.emplace_back([&got, i] {
+            for (int k = 0; k < 20; ++k) got[i] = probe_socket_of_current_binding();
+        });
+    for (auto& t : threads) t.join();
     int s = probe_socket_of_current_binding();
     assert_true(s >= -1);
     assert_true(s < 4096);
     // Deterministic for an unchanged binding.
     assert_int_equal(probe_socket_of_current_binding(), s);
+    for (int g : got) assert_int_equal(g, s);
 }
 
 }  // namespace
