@@ -250,6 +250,22 @@ topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t*
 
 void topoar_engine_destroy(topoar_engine_t* e) { delete e; }
 
+int topoar_config_hands_down_single_host(const topoar_config_t* cfg, const char** why) {
+    try {
+        EngineConfig c;
+        for (int k = 0; cfg && k < cfg->count; ++k)
+            if (!set_param(&c, cfg->names[k] ? cfg->names[k] : "", cfg->values[k] ? cfg->values[k] : "")) return 0;
+        // Engine::decide on a one-host communicator: auto with the fallback
+        // and no rules file hands every host call down (no model table is
+        // built there, so nothing else claims a size).
+        if (c.algorithm != Algorithm::automatic || !c.single_node_fallback || !c.rules_file.empty()) return 0;
+        if (why) *why = Engine::kHandDownReason;
+        return 1;
+    } catch (...) {
+        return 0;
+    }
+}
+
 int topoar_engine_setup(topoar_engine_t* e, const topoar_rank_info_t* all) {
     try {
         if (!e->config_error) return fail(e, e->config_error);

@@ -18,6 +18,8 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
+#include "ompi/proc/proc.h"
+#include "opal/mca/hwloc/base/base.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -140,6 +142,61 @@ static void report_mismatch(ompi_communicator_t *comm, const mca_coll_topoar_con
     }
 }
 
+/* Whether every member of comm runs on this host (Open MPI's own locality
+ * flags: no communication, and the same answer on every member). */
+static bool all_members_on_this_host(ompi_communicator_t *comm)
+{
+    int n = ompi_comm_size(comm);
+    for (int i = 0; i < n; i++) {
+        ompi_proc_t *p = ompi_comm_peer_lookup(comm, i);
+        if (NULL == p || !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A communicator within one host that auto hands down entirely needs no
+ * rank records, topology or engine: one small allreduce checks that every
+ * member has the same settings, the same GPU state and the same answer
+ * (a short-lived communicator's first call paid an allgather and an
+ * agreement allreduce before).  Returns true when that settled the
+ * set-up; false sends every member, alike, through the full set-up (which
+ * names a difference, or runs topoar on this communicator). */
+static bool single_host_hand_down(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
+                                  const mca_coll_topoar_config_t *conf, const topoar_rank_info_t *mine)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    const char *why = NULL;
+    int hands_down = topoar_config_hands_down_single_host(&conf->cfg, &why);
+    unsigned long long h = 14695981039346656037ull, d[2];
+    const unsigned char *b = (const unsigned char *) mine->settings;
+    size_t i;
+    for (i = 0; i < sizeof(mine->settings); i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    h = (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
+    h = (h ^ (unsigned long long) hands_down) * 1099511628211ull;
+    d[0] = h;
+    d[1] = ~h;
+    if (OMPI_SUCCESS != m->previous_allreduce(MPI_IN_PLACE, d, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
+                                              m->previous_allreduce_module)) {
+        return false;
+    }
+    /* All equal iff the largest hash is the complement of the largest
+     * complement (= the smallest hash). */
+    if (d[0] != ~d[1] || !hands_down || NULL != cm->gpu) {
+        return false;
+    }
+    m->hand_down_all = why;
+    m->state = TOPOAR_STATE_READY;
+    if (0 == ompi_comm_rank(comm)) {
+        opal_output_verbose(10, cm->output, "coll:topoar: %s (%d ranks, one host): every call handed down, "
+                            "set up without rank records", comm->c_name, ompi_comm_size(comm));
+    }
+    return true;
+}
+
 /* Collective over comm: gathers every rank's host/socket/Slurm data and
  * settings fingerprints with the underlying allgather, checks that the
  * settings that decide message pairing agree, builds the topology, and
@@ -161,6 +218,9 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     mca_coll_topoar_config(&conf);
     topoar_local_rank_info(&mine);
     topoar_settings_fingerprint(&conf.cfg, &mine);
+    if (all_members_on_this_host(comm) && single_host_hand_down(m, comm, &conf, &mine)) {
+        return;
+    }
     all = (topoar_rank_info_t *) calloc((size_t) size, sizeof(*all));
     m->engine = topoar_engine_create(rank, size, &conf.cfg);
     if (NULL == all || NULL == m->engine) {
@@ -349,6 +409,9 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     }
     if (TOPOAR_STATE_NEW == m->state) {
         mca_coll_topoar_setup(m, comm);
+        if (NULL != m->hand_down_all) { /* set up without an engine (one host, auto) */
+            return mca_coll_topoar_fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
+        }
     }
     if (TOPOAR_STATE_READY != m->state) {
         return mca_coll_topoar_fallback(m, "topoar is off on this communicator (set-up or an earlier call failed)",

@@ -445,7 +445,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     if (TOPOAR_STATE_NEW == m->state) {
         mca_coll_topoar_setup(m, comm);
     }
-    if (TOPOAR_STATE_READY != m->state) {
+    if (TOPOAR_STATE_READY != m->state || NULL == m->engine) {
         return staged_previous(m, g, "topoar is off on this communicator", MPI_IN_PLACE, rbuf, 0, count, dtype, op,
                                comm);
     }
