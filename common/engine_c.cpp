@@ -257,8 +257,12 @@ int topoar_config_hands_down_single_host(const topoar_config_t* cfg, const char*
             if (!set_param(&c, cfg->names[k] ? cfg->names[k] : "", cfg->values[k] ? cfg->values[k] : "")) return 0;
         // Engine::decide on a one-host communicator: auto with the fallback
         // and no rules file hands every host call down (no model table is
-        // built there, so nothing else claims a size).
-        if (c.algorithm != Algorithm::automatic || !c.single_node_fallback || !c.rules_file.empty()) return 0;
+        // built there, so nothing else claims a size).  With a topology or
+        // rack file the full set-up runs, so a file that cannot be read or
+        // parsed is still reported on every communicator.
+        if (c.algorithm != Algorithm::automatic || !c.single_node_fallback || !c.rules_file.empty() ||
+            !c.discovery.topology_file.empty() || !c.discovery.rack_file.empty())
+            return 0;
         if (why) *why = Engine::kHandDownReason;
         return 1;
     } catch (...) {

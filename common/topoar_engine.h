@@ -154,7 +154,8 @@ topoar_engine_t *topoar_engine_create(int rank, int size, const topoar_config_t 
 
 /* Nonzero when an engine with these settings hands every host call on a
  * communicator within one host to the previous module (auto, the
- * single-node fallback, no rules file), with the reason it gives in *why:
+ * single-node fallback, no rules, topology or rack file), with the reason
+ * it gives in *why:
  * such a communicator needs no rank records and no engine.  0 on any
  * setting that does not parse (the full set-up reports it). */
 int topoar_config_hands_down_single_host(const topoar_config_t *cfg, const char **why);
