@@ -59,6 +59,25 @@ Link LinkDefaults::for_level(Level level) const {
     return Link{};
 }
 
+void for_each_child_group(const Topology& t, int id, const std::function<void(const TopoNode&)>& vertex,
+                          const std::function<void(const std::vector<int>&, const Link&)>& leaves) {
+    const auto& ch = t.node(id).children;
+    for (std::size_t i = 0; i < ch.size();) {
+        const TopoNode& c = t.node(ch[i]);
+        if (!c.is_leaf()) {
+            vertex(c);
+            ++i;
+            continue;
+        }
+        std::vector<int> run;
+        std::size_t j = i;
+        while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up)
+            run.push_back(t.node(ch[j++]).rank);
+        leaves(run, c.up);
+        i = j;
+    }
+}
+
 std::string format_rank_list(const std::vector<int>& ranks) {
     std::string s;
     for (std::size_t i = 0; i < ranks.size();) {
@@ -400,22 +419,12 @@ void describe_rec(const Topology& t, int id, int indent, std::ostream& os) {
     os << '\n';
 
     // Leaves with the same link are listed together, as in the file format.
-    const auto& ch = n.children;
-    for (std::size_t i = 0; i < ch.size();) {
-        const TopoNode& c = t.node(ch[i]);
-        if (!c.is_leaf()) {
-            describe_rec(t, c.id, indent + 1, os);
-            ++i;
-            continue;
-        }
-        std::vector<int> run;
-        std::size_t j = i;
-        while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up)
-            run.push_back(t.node(ch[j++]).rank);
-        os << pad << "  " << (run.size() == 1 ? "rank " : "ranks ") << format_rank_list(run) << " up "
-           << human_bandwidth(c.up.bandwidth, false) << " " << human_latency(c.up.latency) << '\n';
-        i = j;
-    }
+    for_each_child_group(
+        t, id, [&](const TopoNode& c) { describe_rec(t, c.id, indent + 1, os); },
+        [&](const std::vector<int>& run, const Link& up) {
+            os << pad << "  " << (run.size() == 1 ? "rank " : "ranks ") << format_rank_list(run) << " up "
+               << human_bandwidth(up.bandwidth, false) << " " << human_latency(up.latency) << '\n';
+        });
 }
 
 }  // namespace

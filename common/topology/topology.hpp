@@ -42,6 +42,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -232,6 +233,12 @@ private:
 // "0-3 5 6": ascending ranks, runs of three or more as ranges (the syntax
 // of `ranks` lines).
 std::string format_rank_list(const std::vector<int>& ranks);
+
+// The children of vertex `id` in order, as the file format and describe()
+// list them: each inner vertex goes to `vertex`, each run of consecutive
+// leaves with the same up-link to `leaves` (their ranks and that link).
+void for_each_child_group(const Topology& t, int id, const std::function<void(const TopoNode&)>& vertex,
+                          const std::function<void(const std::vector<int>&, const Link&)>& leaves);
 
 // A readable tree for verbose output and topoar_info, e.g.
 //   rack r0 (2 nodes, 5 ranks) up 200 Mbit/s 100 us

@@ -353,22 +353,12 @@ void write_vertex(const Topology& t, int id, int indent, bool with_link, std::st
 
 // Consecutive leaves with the same link share one `ranks` line.
 void write_children(const Topology& t, int id, int indent, std::string* out) {
-    const auto& ch = t.node(id).children;
-    for (std::size_t i = 0; i < ch.size();) {
-        const TopoNode& c = t.node(ch[i]);
-        if (!c.is_leaf()) {
-            write_vertex(t, c.id, indent, true, out);
-            ++i;
-            continue;
-        }
-        std::vector<int> run;
-        std::size_t j = i;
-        while (j < ch.size() && t.node(ch[j]).is_leaf() && t.node(ch[j]).up == c.up)
-            run.push_back(t.node(ch[j++]).rank);
-        *out += std::string(static_cast<std::size_t>(indent) * 2, ' ') + "ranks " + format_rank_list(run) +
-                link_attrs(c.up, Level::rank) + "\n";
-        i = j;
-    }
+    for_each_child_group(
+        t, id, [&](const TopoNode& c) { write_vertex(t, c.id, indent, true, out); },
+        [&](const std::vector<int>& run, const Link& up) {
+            *out += std::string(static_cast<std::size_t>(indent) * 2, ' ') + "ranks " + format_rank_list(run) +
+                    link_attrs(up, Level::rank) + "\n";
+        });
 }
 
 }  // namespace
