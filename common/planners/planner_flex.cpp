@@ -125,13 +125,30 @@ int child_index_under(const Topology& topo, int branch, int v) {
 // being convex in it); the children that cannot do better are fixed at
 // that tau and the search goes on for the others.  Equal links, two
 // children, or an unknown link: equal shares, the paper's.
+namespace {
+
+// Whether a branch's children get weighted shares: more than two, every
+// up-link known, and not all alike.
+bool weighted(const std::vector<double>& bw) {
+    if (bw.size() <= 2) return false;
+    const double lo = *std::min_element(bw.begin(), bw.end());
+    const double hi = *std::max_element(bw.begin(), bw.end());
+    return lo > 0 && hi > lo * (1 + 1e-9);
+}
+
+// The up-link bandwidths of the children of vertex v.
+std::vector<double> child_bandwidths(const Topology& topo, int v) {
+    std::vector<double> bw;
+    for (int c : topo.node(v).children) bw.push_back(topo.node(c).up.bandwidth);
+    return bw;
+}
+
+}  // namespace
+
 std::vector<double> weighted_shares(const std::vector<double>& bw) {
     const std::size_t d = bw.size();
     std::vector<double> equal(d, d ? 1.0 / static_cast<double>(d) : 0.0);
-    if (d <= 2) return equal;
-    const double lo_bw = *std::min_element(bw.begin(), bw.end());
-    const double hi_bw = *std::max_element(bw.begin(), bw.end());
-    if (!(lo_bw > 0) || hi_bw <= lo_bw * (1 + 1e-9)) return equal;
+    if (!weighted(bw)) return equal;
     std::vector<double> s(d);
     // The least total share meeting demands a (s_i + s_{i-1} >= a_i); the
     // shares in s.
@@ -207,18 +224,8 @@ namespace {
 // The unit count U (see the header comment).  Weighted shares are not
 // fractions of small products: they use the largest U.
 u64 choose_units_for(const Topology& topo) {
-    for (const TopoNode& n : topo.nodes()) {
-        if (n.is_leaf() || n.children.size() <= 2) continue;
-        double lo = 0, hi = 0;
-        bool first = true;
-        for (int c : n.children) {
-            const double b = topo.node(c).up.bandwidth;
-            lo = first ? b : std::min(lo, b);
-            hi = first ? b : std::max(hi, b);
-            first = false;
-        }
-        if (lo > 0 && hi > lo * (1 + 1e-9)) return kMaxUnits;
-    }
+    for (const TopoNode& n : topo.nodes())
+        if (!n.is_leaf() && weighted(child_bandwidths(topo, n.id))) return kMaxUnits;
     return choose_units(topo);
 }
 
@@ -233,9 +240,7 @@ void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& po
         return;
     }
     const u64 deg = n.children.size();
-    std::vector<double> bw;
-    for (int c : n.children) bw.push_back(topo.node(c).up.bandwidth);
-    const std::vector<double> w = weighted_shares(bw);
+    const std::vector<double> w = weighted_shares(child_bandwidths(topo, v));
     bool even = true;
     for (double x : w) even = even && x == w[0];
     if (even) {
