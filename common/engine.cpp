@@ -108,11 +108,131 @@ Status build_default_table_cached(const Topology& topo, const DefaultTableOption
     return Status::ok();
 }
 
-Status Engine::setup(const std::vector<RankInfo>& ranks) {
+// Measured networks of this process, widest first; later communicators
+// over the same hosts or a subset reuse them (RankInfo::probe_digest).
+namespace {
+constexpr std::size_t kMaxMeasuredNetworks = 8;
+std::mutex measured_mutex;
+std::vector<MeasuredNetwork>& measured_networks() {
+    static std::vector<MeasuredNetwork> nets;
+    return nets;
+}
+
+void remember_network(const MeasuredNetwork& net) {
+    std::lock_guard<std::mutex> lock(measured_mutex);
+    auto& nets = measured_networks();
+    const std::uint64_t d = net.digest();
+    for (const MeasuredNetwork& n : nets)
+        if (n.digest() == d) return;
+    if (nets.size() >= kMaxMeasuredNetworks) nets.pop_back();
+    nets.push_back(net);
+    std::stable_sort(nets.begin(), nets.end(),
+                     [](const MeasuredNetwork& a, const MeasuredNetwork& b) { return a.hosts.size() > b.hosts.size(); });
+}
+
+bool find_network(std::uint64_t digest, const std::vector<std::string>& hosts, MeasuredNetwork* out) {
+    std::lock_guard<std::mutex> lock(measured_mutex);
+    for (const MeasuredNetwork& n : measured_networks())
+        if (n.digest() == digest) return n.restrict_to(hosts, out);
+    return false;
+}
+}  // namespace
+
+std::uint64_t probe_cache_digest() {
+    std::lock_guard<std::mutex> lock(measured_mutex);
+    return measured_networks().empty() ? 0 : measured_networks().front().digest();
+}
+
+void clear_probe_cache() {
+    std::lock_guard<std::mutex> lock(measured_mutex);
+    measured_networks().clear();
+}
+
+const char* to_string(NetworkSource s) {
+    switch (s) {
+    case NetworkSource::single_host: return "one host";
+    case NetworkSource::described: return "described (file or Slurm)";
+    case NetworkSource::assumed: return "assumed (built-in or coll_topoar_*_link defaults)";
+    case NetworkSource::measured: return "measured at this set-up";
+    case NetworkSource::cached: return "measured earlier in this job";
+    }
+    return "?";
+}
+
+// The probes (exec/probe.hpp) and what they show (topology/measured.hpp).
+// Every rank takes part in the same collective steps whatever happens, so
+// a failure on one rank leaves no other waiting: its row says it failed
+// and all ranks then keep the assumed links alike.
+Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io) {
+    std::vector<std::string> names;
+    std::vector<std::vector<int>> host_ranks;
+    for (int v : topology_.nodes_at(Level::node)) {
+        names.push_back(topology_.node(v).name);
+        host_ranks.push_back(topology_.ranks_under(v));
+    }
+    const int hosts = static_cast<int>(names.size());
+    // Every rank advertises the same measured network, so every rank finds
+    // it and restricts it alike.
+    const std::uint64_t d = ranks[0].probe_digest;
+    bool same = d != 0;
+    for (const RankInfo& r : ranks) same = same && r.probe_digest == d;
+    MeasuredNetwork net;
+    if (same && find_network(d, names, &net)) {
+        network_source_ = NetworkSource::cached;
+    } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<double> row;
+        Status probed = run_probe(*io.transport, rank_, host_ranks, cfg_.probe_options, &row);
+        const std::size_t len = probe_row_size(hosts);
+        std::vector<double> rows(len * static_cast<std::size_t>(size_), 0.0);
+        TOPOAR_TRY(io.allgather(row.data(), len * sizeof(double), rows.data()));
+        probe_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ProbeMatrix m;
+        if (!combine_probe_rows(rows, size_, hosts, &m)) {
+            probe_problem_ = probed ? "the probes failed on another rank" : "the probes failed: " + probed.message();
+            return Status::ok();  // links stay assumed, on every rank alike
+        }
+        TOPOAR_TRY(infer_network(m, names, &net));
+        remember_network(net);
+        network_source_ = NetworkSource::measured;
+    }
+    Topology measured;
+    TOPOAR_TRY(discover_measured(ranks, net, cfg_.discovery, cfg_.model_overhead, &measured));
+    topology_ = std::move(measured);
+    measured_ = std::move(net);
+    return Status::ok();
+}
+
+std::string Engine::describe_network() const {
+    std::ostringstream os;
+    os << "links between hosts: " << to_string(network_source_);
+    if (network_source_ == NetworkSource::measured) os << " (probes took " << probe_seconds_ * 1e3 << " ms)";
+    if (!probe_problem_.empty()) os << "; not measured: " << probe_problem_;
+    os << "\n";
+    if (network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached)
+        os << measured_.describe();
+    return os.str();
+}
+
+Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     if (static_cast<int>(ranks.size()) != size_)
         return Status::internal("setup: got " + std::to_string(ranks.size()) + " rank records for " +
                                 std::to_string(size_) + " ranks");
     TOPOAR_TRY(discover_topology(ranks, cfg_.discovery, &topology_));
+    if (topology_.nodes_at(Level::node).size() > 1) {
+        network_source_ = NetworkSource::assumed;
+        if (network_described(ranks, cfg_.discovery)) {
+            network_source_ = NetworkSource::described;
+        } else if (!cfg_.probe) {
+            probe_problem_ = "coll_topoar_probe is 0";
+        } else if (cfg_.node_link_given) {
+            probe_problem_ = "coll_topoar_node_link sets them";
+        } else if (!io || !io->transport || !io->allgather) {
+            probe_problem_ = "nothing to probe with";
+        } else {
+            TOPOAR_TRY(measure_network(ranks, *io));
+        }
+    }
     // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
     if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
     std::vector<int> per_node;

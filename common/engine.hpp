@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +19,7 @@
 #include "decide/decision.hpp"
 #include "exec/device_executor.hpp"
 #include "exec/executor.hpp"
+#include "exec/probe.hpp"
 #include "model/default_table.hpp"
 #include "model/device_model.hpp"
 #include "params.hpp"
@@ -127,6 +130,13 @@ struct EngineConfig {
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
     // coll_topoar_topology_file, _rack_file and the *_link defaults.
     DiscoveryOptions discovery;
+    // coll_topoar_probe: measure the links between hosts at set-up when no
+    // file, Slurm address or coll_topoar_node_link describes them
+    // (exec/probe.hpp, topology/measured.hpp); coll_topoar_probe_time:
+    // what all probe rounds together aim at.
+    bool probe = true;
+    ProbeOptions probe_options;
+    bool node_link_given = false;  // coll_topoar_node_link was set
     // coll_topoar_gpu_link, _gpu_nic_link, _gpu_model_overhead: the cost
     // model for device buffers (model/device_model.hpp; its table:
     // build_device_default_table).
@@ -162,11 +172,31 @@ DefaultTableOptions table_options(const EngineConfig& cfg);
 Status build_default_table_cached(const Topology& topo, const DefaultTableOptions& opts, DecisionTable* table,
                                   DefaultTableReport* report, bool* hit = nullptr);
 
+// What set-up may use to talk to the other ranks (the glue's point-to-point
+// and allgather).  Without it set-up measures nothing and assumes links.
+struct SetupIo {
+    Transport* transport = nullptr;
+    // Every rank gives `bytes` at mine; all receives size x bytes, by rank.
+    std::function<Status(const void* mine, std::size_t bytes, void* all)> allgather;
+};
+
+// Where the links between hosts came from.
+enum class NetworkSource { single_host, described, assumed, measured, cached };
+const char* to_string(NetworkSource s);
+
+// The digest (MeasuredNetwork::digest) of this process's widest measured
+// network, 0 if none: what a rank advertises in RankInfo::probe_digest.
+std::uint64_t probe_cache_digest();
+// Forgets every measured network of this process (tests).
+void clear_probe_cache();
+
 class Engine {
 public:
     Engine(int rank, int size, EngineConfig cfg);
 
-    Status setup(const std::vector<RankInfo>& ranks);
+    // Collective when io is given and the links must be measured (every
+    // rank calls it with the same gathered records).
+    Status setup(const std::vector<RankInfo>& ranks, SetupIo* io = nullptr);
     bool ready() const { return ready_; }
     int rank() const { return rank_; }
     int size() const { return size_; }
@@ -196,6 +226,13 @@ public:
     const DecisionTable& device_table() const { return device_table_; }
     const DefaultTableReport& model_report() const { return model_report_; }
     double model_setup_seconds() const { return model_seconds_; }
+    // Where the links between hosts came from; for measured ones the
+    // network and how long the probes took (0 when cached).
+    NetworkSource network_source() const { return network_source_; }
+    const MeasuredNetwork& measured_network() const { return measured_; }
+    double probe_seconds() const { return probe_seconds_; }
+    // One paragraph for verbose output: the source, and what was measured.
+    std::string describe_network() const;
     // The table came from the process's cache (another communicator of the
     // same shape built it).
     bool model_table_cached() const { return model_table_cached_; }
@@ -222,6 +259,7 @@ public:
                      Reducer& reducer, Algorithm* used);
 
 private:
+    Status measure_network(const std::vector<RankInfo>& ranks, SetupIo& io);
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
                     std::size_t pipeline_bytes, MemType mem, const CompiledPlan** out);
     Algorithm builtin_choice(std::size_t bytes) const;
@@ -235,6 +273,10 @@ private:
     DefaultTableReport model_report_;
     double model_seconds_ = 0;
     bool model_table_cached_ = false;
+    NetworkSource network_source_ = NetworkSource::single_host;
+    MeasuredNetwork measured_;
+    double probe_seconds_ = 0;
+    std::string probe_problem_;  // why measured links were not used
     // auto's table for device buffers across hosts (model/device_model.hpp),
     // built at the first device call (host-only programs never pay for it);
     // every rank builds the same one from the same data, no communication.

@@ -231,6 +231,7 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
     // (hwloc_probe.cpp); only the binding is asked here.
     try {
         out->socket = probe_socket_of_current_binding();
+        out->probe_digest = probe_cache_digest();
     } catch (...) {
         out->socket = -1;
     }
@@ -271,6 +272,10 @@ int topoar_config_hands_down_single_host(const topoar_config_t* cfg, const char*
 }
 
 int topoar_engine_setup(topoar_engine_t* e, const topoar_rank_info_t* all) {
+    return topoar_engine_setup_io(e, all, nullptr);
+}
+
+int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, const topoar_setup_io_t* io) {
     try {
         if (!e->config_error) return fail(e, e->config_error);
         std::vector<RankInfo> ranks;
@@ -282,9 +287,23 @@ int topoar_engine_setup(topoar_engine_t* e, const topoar_rank_info_t* all) {
             r.socket = all[i].socket;
             r.slurm_addr = all[i].slurm_addr;
             r.slurm_pattern = all[i].slurm_pattern;
+            r.probe_digest = all[i].probe_digest;
             ranks.push_back(std::move(r));
         }
-        Status s = e->engine.setup(ranks);
+        Status s;
+        if (io && io->transport && io->allgather) {
+            CallbackTransport t(*io->transport);
+            SetupIo sio;
+            sio.transport = &t;
+            sio.allgather = [io](const void* mine, std::size_t bytes, void* gathered) {
+                return io->allgather(io->ctx, mine, bytes, gathered) == 0
+                           ? Status::ok()
+                           : Status(Code::transport_error, "set-up allgather of " + std::to_string(bytes) + " bytes failed");
+            };
+            s = e->engine.setup(ranks, &sio);
+        } else {
+            s = e->engine.setup(ranks);
+        }
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::exception& ex) {
         return fail(e, Status::internal(std::string("setup: ") + ex.what()));
@@ -384,6 +403,7 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
         std::ostringstream s;
         if (e->engine.ready()) {
             describe(e->engine.topology(), s);
+            if (e->engine.network_source() != NetworkSource::single_host) s << e->engine.describe_network();
             const auto& t = e->engine.model_table();
             if (!t.empty()) {
                 char took[32];

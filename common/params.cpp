@@ -115,12 +115,35 @@ std::vector<ParamInfo> make_table() {
          "How much faster the cost model must predict an algorithm with more messages (order: " + order +
              ") than a simpler one for the table to choose it, '0.15' or '15%' (the default); 0 takes the "
              "fastest prediction. Must be the same on all ranks."},
+        // Zero-configuration discovery (exec/probe.hpp, topology/measured.hpp).
+        {"probe", T::boolean, "1", 4, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->probe); },
+         "Measure the links between hosts at a communicator's first set-up when no topology file, rack "
+         "file, Slurm address or coll_topoar_node_link describes them (1, the default): host up-links, "
+         "racks and their uplinks, the rate inside a host; measured once per set of hosts and reused by "
+         "later communicators. 0: assume the built-in links. Verbose 10 prints what was measured. Must be "
+         "the same on all ranks."},
+        {"probe_time", T::string, "150ms", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) {
+             double t = 0;
+             TOPOAR_TRY(parse_latency(v, &t));
+             if (t <= 0 || t > 60) return Status::invalid("must be above 0 and at most 60s");
+             c->probe_options.total_seconds = t;
+             return Status::ok();
+         },
+         "What the link probes of coll_topoar_probe aim to take in all, e.g. '150ms' (the default); each "
+         "round of concurrent host pairs gets an equal share, at least 2 ms, so slow networks and many hosts "
+         "take longer and fast networks far less. Must be the same on all ranks."},
         {"socket_link", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_socket); },
          "Default link of a rank to its socket, 'BANDWIDTH[,LATENCY]' e.g. '20GB/s,0.5us'"},
         {"node_link", T::string, "", 6, true, false, false,
-         [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_node); },
-         "Default up-link of a node (its network port), 'BANDWIDTH[,LATENCY]' e.g. '100Gbit,2us'"},
+         [](const std::string& v, EngineConfig* c) {
+             c->node_link_given = true;
+             return parse_link(v, &c->discovery.default_node);
+         },
+         "Default up-link of a node (its network port), 'BANDWIDTH[,LATENCY]' e.g. '100Gbit,2us'. Setting it "
+         "also turns off measuring the links (coll_topoar_probe)."},
         {"rack_link", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_rack); },
          "Default up-link of a rack to the spine, 'BANDWIDTH[,LATENCY]'"},

@@ -135,6 +135,9 @@ typedef struct topoar_rank_info {
     /* Per parameter of the table (by index): a fingerprint of its value
      * (and file contents) when it must agree across ranks, else 0. */
     unsigned long long settings[TOPOAR_PARAM_MAX];
+    /* The widest network this process measured (0: none); equal on every
+     * rank lets set-up reuse it instead of probing (coll_topoar_probe). */
+    unsigned long long probe_digest;
 } topoar_rank_info_t;
 
 /* Fills in this process's host name, socket (hwloc) and Slurm topology;
@@ -161,10 +164,26 @@ topoar_engine_t *topoar_engine_create(int rank, int size, const topoar_config_t 
 int topoar_config_hands_down_single_host(const topoar_config_t *cfg, const char **why);
 void topoar_engine_destroy(topoar_engine_t *engine);
 
-/* Builds the topology from every rank's info (size entries, by rank). */
-/* A bad parameter value is reported by topoar_engine_setup(), which fails
- * then (NULL: out of memory). */
+/* Builds the topology from every rank's info (size entries, by rank).
+ * A bad parameter value is reported by topoar_engine_setup(), which fails
+ * then (NULL: out of memory).  Links between hosts are assumed. */
 int topoar_engine_setup(topoar_engine_t *engine, const topoar_rank_info_t *all);
+
+/* What set-up may use to measure the links between hosts (coll_topoar_probe):
+ * the point-to-point transport of the calls, and an allgather over the
+ * communicator (every rank gives bytes at mine; all receives size x bytes,
+ * by rank; returns 0 or nonzero on failure). */
+typedef struct topoar_setup_io {
+    const topoar_transport_t *transport;
+    void *ctx;
+    int (*allgather)(void *ctx, const void *mine, size_t bytes, void *all);
+} topoar_setup_io_t;
+
+/* topoar_engine_setup(), measuring the links when no file, Slurm address or
+ * coll_topoar_node_link describes them and the communicator spans several
+ * hosts.  Collective then: every rank calls it (io may be NULL: nothing is
+ * measured). */
+int topoar_engine_setup_io(topoar_engine_t *engine, const topoar_rank_info_t *all, const topoar_setup_io_t *io);
 
 /* One call, asked once: topoar_engine_prepare() decides (and plans on the
  * first use of a size); the glue then either hands the call down

@@ -197,6 +197,17 @@ static bool single_host_hand_down(mca_coll_topoar_module_t *m, ompi_communicator
     return true;
 }
 
+/* The allgather set-up's link probes share their results with. */
+static int setup_allgather(void *ctx, const void *mine, size_t bytes, void *all)
+{
+    ompi_communicator_t *comm = (ompi_communicator_t *) ctx;
+    if (bytes > (size_t) INT_MAX) {
+        return 1;
+    }
+    return OMPI_SUCCESS != comm->c_coll->coll_allgather(mine, (int) bytes, MPI_BYTE, all, (int) bytes, MPI_BYTE,
+                                                        comm, comm->c_coll->coll_allgather_module);
+}
+
 /* Collective over comm: gathers every rank's host/socket/Slurm data and
  * settings fingerprints with the underlying allgather, checks that the
  * settings that decide message pairing agree, builds the topology, and
@@ -237,8 +248,17 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     if (NULL == problem && topoar_settings_mismatch(all, size, &bad_param, &bad_rank)) {
         problem = "settings differ across ranks";
     }
-    if (NULL == problem && TOPOAR_OK != topoar_engine_setup(m->engine, all)) {
-        problem = topoar_engine_error(m->engine);
+    if (NULL == problem) {
+        /* Links between hosts may be measured here (coll_topoar_probe):
+         * point-to-point over comm, as the calls will run. */
+        topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
+        topoar_setup_io_t io = {&transport, comm, setup_allgather};
+        opal_progress_event_users_increment();
+        rc = topoar_engine_setup_io(m->engine, all, &io);
+        opal_progress_event_users_decrement();
+        if (TOPOAR_OK != rc) {
+            problem = topoar_engine_error(m->engine);
+        }
     }
 
     /* Agree: the lowest failing rank, or INT_MAX when all succeeded. */

@@ -325,6 +325,14 @@ Status discover_from_rack_text(const std::vector<RankInfo>& ranks, const std::st
     return from_rack_text(ranks, hosts, text, origin, opt.link_defaults(), out);
 }
 
+bool network_described(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt) {
+    if (!opt.topology_file.empty() || !opt.rack_file.empty()) return true;
+    bool slurm = opt.use_slurm && !ranks.empty();
+    for (const RankInfo& r : ranks)
+        if (r.slurm_addr.empty() || r.slurm_pattern.empty()) slurm = false;
+    return slurm;
+}
+
 Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt, Topology* out) {
     if (!opt.topology_file.empty() || !opt.rack_file.empty()) {
         const bool topology = !opt.topology_file.empty();
@@ -337,13 +345,39 @@ Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOpti
     std::vector<Host> hosts;
     TOPOAR_TRY(group_ranks(ranks, &hosts));
     const LinkDefaults d = opt.link_defaults();
-    bool slurm = opt.use_slurm;
-    for (const RankInfo& r : ranks)
-        if (r.slurm_addr.empty() || r.slurm_pattern.empty()) slurm = false;
-    if (slurm) return from_slurm(ranks, hosts, d, out);
+    if (network_described(ranks, opt)) return from_slurm(ranks, hosts, d, out);
     TopologyBuilder b;
     for (const Host& h : hosts) add_host(&b, b.root(), h, d.node, ranks, d);
     return b.build(out);
+}
+
+Status discover_measured(const std::vector<RankInfo>& ranks, const MeasuredNetwork& net, const DiscoveryOptions& opt,
+                         double overhead, Topology* out) {
+    std::vector<Host> hosts;
+    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    if (net.hosts.size() != hosts.size())
+        return Status::internal("measured network of " + std::to_string(net.hosts.size()) + " hosts for " +
+                                std::to_string(hosts.size()));
+    const LinkDefaults d = opt.link_defaults();
+    auto known = [](const Link& l, const Link& fallback) { return l.bandwidth > 0 ? l : fallback; };
+    TopologyBuilder b;
+    std::vector<int> rack_vertex;
+    if (net.num_racks() >= 2)
+        for (int g = 0; g < net.num_racks(); ++g)
+            rack_vertex.push_back(b.add(b.root(), Level::rack, "m" + std::to_string(g),
+                                        known(model_link(net.rack_up[static_cast<std::size_t>(g)], overhead, 0.0), d.rack)));
+    for (std::size_t h = 0; h < hosts.size(); ++h) {
+        if (net.hosts[h] != hosts[h].name)
+            return Status::internal("measured network: host " + std::to_string(h) + " is " + excerpt(net.hosts[h]) +
+                                    ", not " + excerpt(hosts[h].name));
+        LinkDefaults inside = d;
+        if (net.local_bw[h] > 0) inside.rank.bandwidth = net.local_bw[h];
+        const int rack = net.rack_of[h];
+        const int parent = rack >= 0 && !rack_vertex.empty() ? rack_vertex[static_cast<std::size_t>(rack)] : b.root();
+        add_host(&b, parent, hosts[h], known(model_link(net.host_up[h], overhead, 0.5), d.node), ranks, inside);
+    }
+    Status s = b.build(out);
+    return s ? s : Status::invalid("measured network: " + s.message());
 }
 
 }  // namespace topoar

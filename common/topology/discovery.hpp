@@ -4,10 +4,12 @@
 // Topology::from_text/to_text (topology_io.cpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "status.hpp"
+#include "topology/measured.hpp"
 #include "topology/topology.hpp"
 
 namespace topoar {
@@ -18,6 +20,9 @@ struct RankInfo {
     int socket = -1;            // package of its hwloc binding; -1 unknown/unbound
     std::string slurm_addr;     // $SLURM_TOPOLOGY_ADDR, e.g. "s0.s1.node12"
     std::string slurm_pattern;  // $SLURM_TOPOLOGY_ADDR_PATTERN, e.g. "switch.switch.node"
+    // The digest of the widest network this process measured (0: none);
+    // equal on every rank means set-up may reuse it without probing.
+    std::uint64_t probe_digest = 0;
 };
 
 struct DiscoveryOptions {
@@ -61,5 +66,20 @@ Status discover_from_topology_text(const std::vector<RankInfo>& ranks, const std
                                   const std::string& origin, const DiscoveryOptions& opt, Topology* out);
 Status discover_from_rack_text(const std::vector<RankInfo>& ranks, const std::string& text, const std::string& origin,
                                const DiscoveryOptions& opt, Topology* out);
+
+// Whether a file (opt) or the ranks' Slurm addresses describe what lies
+// above the hosts; when not, discover_topology puts hosts straight under
+// the root with default links, and set-up may measure them instead.
+bool network_described(const std::vector<RankInfo>& ranks, const DiscoveryOptions& opt);
+
+// The hosts of `ranks` under measured links (topology/measured.hpp), as
+// set-up builds them when no file or Slurm address describes the network:
+// racks when net has two or more, each host's up-link, and its ranks'
+// links at the rate measured inside it.  Links the probes could not
+// measure keep opt's defaults.  net.hosts must be the hosts in order of
+// their lowest rank.  `overhead` is the cost model's software cost per
+// message, which the measured latencies include (model_link()).
+Status discover_measured(const std::vector<RankInfo>& ranks, const MeasuredNetwork& net, const DiscoveryOptions& opt,
+                         double overhead, Topology* out);
 
 }  // namespace topoar

@@ -1,0 +1,58 @@
+// topoar engine: the link probes of a communicator's first set-up when no
+// file describes its network (topology/measured.hpp says what is measured
+// and how the matrix becomes a tree).
+//
+// One pair session between two ranks A (the lower host) and B:
+//
+//   A                          B
+//   |--- 1 byte ------------->|      x kPings: one-way time = min RTT / 2
+//   |<-- 1 byte --------------|      (the first exchange also opens the
+//   |                          |       connection, so it rarely wins)
+//   |=== N x s bytes ========>|      a stream each way at once: each side
+//   |<== N x s bytes =========|      times its receives; the rate is taken
+//   |<-- B's rate, time ------|      after the first quarter (past a token
+//   |--- next s, or 0 ------->|      bucket's burst and the rendezvous)
+//   ...  s = 4 KiB, x4 each step, until a stream takes half the round's
+//        time or s reaches the largest message
+//
+// Sessions of one round run at the same time (pairs that share an uplink
+// slow each other down, which is what shows racks).  No barrier between
+// rounds: a pair's messages only ever match that pair's receives.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "exec/executor.hpp"
+#include "status.hpp"
+#include "topology/measured.hpp"
+
+namespace topoar {
+
+struct ProbeOptions {
+    // All rounds together aim at this; one round gets an equal share
+    // (at least kMinRoundSeconds).
+    double total_seconds = 0.15;
+    std::size_t max_message = std::size_t(1) << 20;  // largest stream message
+    int stream_messages = 8;                         // messages per stream
+};
+constexpr double kMinRoundSeconds = 0.002;
+
+// What one rank contributes to the gathered matrix: probe_row_size(hosts)
+// doubles.  A host leader's row holds the pairs it led and its host's
+// inside rate; everyone else's is zeros.  row[0] is nonzero when this
+// rank's probes failed.
+std::size_t probe_row_size(int hosts);
+
+// This rank's part of the probes.  host_ranks: the ranks of each host,
+// ascending, hosts in probe order (a host's leader is its first rank).
+// Every rank of the communicator calls it; ranks with no part return at
+// once.  Fills *row (probe_row_size doubles).
+Status run_probe(Transport& transport, int my_rank, const std::vector<std::vector<int>>& host_ranks,
+                 const ProbeOptions& opt, std::vector<double>* row);
+
+// Every rank's row (rows[r * probe_row_size(hosts) ...]) into the matrix;
+// false when some rank's probes failed (row[0]).
+bool combine_probe_rows(const std::vector<double>& rows, int ranks, int hosts, ProbeMatrix* out);
+
+}  // namespace topoar

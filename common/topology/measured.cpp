@@ -1,0 +1,217 @@
+// infer_network (measured.hpp): from the pairwise probe matrix to host
+// links, racks and rack uplinks.
+#include "topology/measured.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "core/units.hpp"
+
+namespace topoar {
+
+std::vector<std::vector<std::pair<int, int>>> probe_schedule(int hosts) {
+    std::vector<std::vector<std::pair<int, int>>> rounds;
+    if (hosts < 2) return rounds;
+    // Circle method: with an even count n, host n-1 stays put and the others
+    // rotate; with an odd count a phantom host makes it even and whoever
+    // meets the phantom sits the round out.
+    const int n = hosts % 2 ? hosts + 1 : hosts;
+    for (int r = 0; r < n - 1; ++r) {
+        std::vector<std::pair<int, int>> pairs;
+        for (int k = 0; k < n / 2; ++k) {
+            int a = k == 0 ? n - 1 : (r + k) % (n - 1);
+            int b = (r + n - 1 - k) % (n - 1);
+            if (a >= hosts || b >= hosts) continue;
+            pairs.emplace_back(std::min(a, b), std::max(a, b));
+        }
+        std::sort(pairs.begin(), pairs.end());
+        rounds.push_back(std::move(pairs));
+    }
+    return rounds;
+}
+
+ProbeMatrix::ProbeMatrix(int n)
+    : hosts(n),
+      bw(static_cast<std::size_t>(n * n), 0.0),
+      lat(static_cast<std::size_t>(n * n), 0.0),
+      local_bw(static_cast<std::size_t>(n), 0.0) {}
+
+void ProbeMatrix::set(int i, int j, double bandwidth, double latency) {
+    bw[static_cast<std::size_t>(i * hosts + j)] = bw[static_cast<std::size_t>(j * hosts + i)] = bandwidth;
+    lat[static_cast<std::size_t>(i * hosts + j)] = lat[static_cast<std::size_t>(j * hosts + i)] = latency;
+}
+
+Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out) {
+    const int n = m.hosts;
+    if (n < 1 || static_cast<int>(names.size()) != n)
+        return Status::internal("infer_network: " + std::to_string(names.size()) + " names for " +
+                                std::to_string(n) + " hosts");
+    MeasuredNetwork net;
+    net.hosts = names;
+    net.local_bw = m.local_bw;
+    net.host_up.assign(static_cast<std::size_t>(n), Link{});
+    net.rack_of.assign(static_cast<std::size_t>(n), -1);
+    auto measured = [&](int i, int j) { return i != j && m.bw_at(i, j) > 0 && m.lat_at(i, j) > 0; };
+
+    // Host up-links: the best rate any of the host's pairs reached.
+    std::vector<double> up(static_cast<std::size_t>(n), 0.0);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            if (measured(i, j)) up[static_cast<std::size_t>(i)] = std::max(up[static_cast<std::size_t>(i)], m.bw_at(i, j));
+    auto held_back = [&](int i, int j) {
+        return m.bw_at(i, j) < kRackFactor * std::min(up[static_cast<std::size_t>(i)], up[static_cast<std::size_t>(j)]);
+    };
+
+    // Racks: a host joins the first group it reaches at host-link rate
+    // from every measured member.
+    std::vector<std::vector<int>> groups;
+    for (int i = 0; i < n; ++i) {
+        int joined = -1;
+        for (std::size_t g = 0; g < groups.size() && joined < 0; ++g) {
+            bool fits = true, any = false;
+            for (int k : groups[g]) {
+                if (!measured(i, k)) continue;
+                any = true;
+                if (held_back(i, k)) fits = false;
+            }
+            if (fits && any) joined = static_cast<int>(g);
+        }
+        if (joined < 0) {
+            joined = static_cast<int>(groups.size());
+            groups.emplace_back();
+        }
+        groups[static_cast<std::size_t>(joined)].push_back(i);
+    }
+    std::vector<int> group_of(static_cast<std::size_t>(n), 0);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        for (int h : groups[g]) group_of[static_cast<std::size_t>(h)] = static_cast<int>(g);
+    const bool racks = groups.size() > 1;
+
+    // Latencies: a host's share is half its fastest pair inside its group.
+    std::vector<double> lam(static_cast<std::size_t>(n), 0.0);
+    for (int i = 0; i < n; ++i) {
+        double best = 0, any = 0;
+        for (int j = 0; j < n; ++j) {
+            if (!measured(i, j)) continue;
+            double l = m.lat_at(i, j);
+            if (group_of[static_cast<std::size_t>(j)] == group_of[static_cast<std::size_t>(i)])
+                best = best > 0 ? std::min(best, l) : l;
+            any = any > 0 ? std::min(any, l) : l;
+        }
+        lam[static_cast<std::size_t>(i)] = (best > 0 ? best : any) / 2;
+        net.host_up[static_cast<std::size_t>(i)] = Link{up[static_cast<std::size_t>(i)], lam[static_cast<std::size_t>(i)]};
+    }
+
+    if (racks) {
+        // A rack's uplink: the most its leaving pairs moved together in one
+        // round; its latency: half of what its fastest leaving pair took
+        // beyond the two host links.
+        const auto rounds = probe_schedule(n);
+        net.rack_up.assign(groups.size(), Link{});
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            double rate = 0, residual = -1;
+            for (const auto& round : rounds) {
+                double sum = 0;
+                for (const auto& p : round) {
+                    bool a_in = group_of[static_cast<std::size_t>(p.first)] == static_cast<int>(g);
+                    bool b_in = group_of[static_cast<std::size_t>(p.second)] == static_cast<int>(g);
+                    if (a_in != b_in && measured(p.first, p.second)) sum += m.bw_at(p.first, p.second);
+                }
+                rate = std::max(rate, sum);
+            }
+            for (int i : groups[g])
+                for (int j = 0; j < n; ++j) {
+                    if (group_of[static_cast<std::size_t>(j)] == static_cast<int>(g) || !measured(i, j)) continue;
+                    double r = std::max(0.0, m.lat_at(i, j) - lam[static_cast<std::size_t>(i)] -
+                                                 lam[static_cast<std::size_t>(j)]) / 2;
+                    residual = residual < 0 ? r : std::min(residual, r);
+                }
+            // A rack that nothing left in any round keeps an unknown rate.
+            net.rack_up[g] = Link{rate, std::max(0.0, residual)};
+        }
+        net.rack_of = group_of;
+    }
+    *out = std::move(net);
+    return Status::ok();
+}
+
+Link model_link(const Link& measured, double overhead, double share, double floor) {
+    Link l = measured;
+    l.latency = std::max(floor, measured.latency - overhead * share);
+    return l;
+}
+
+namespace {
+
+std::uint64_t mix(std::uint64_t h, const void* data, std::size_t n) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+std::uint64_t mix_link(std::uint64_t h, const Link& l) {
+    h = mix(h, &l.bandwidth, sizeof l.bandwidth);
+    return mix(h, &l.latency, sizeof l.latency);
+}
+
+}  // namespace
+
+std::uint64_t MeasuredNetwork::digest() const {
+    std::uint64_t h = 14695981039346656037ull;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        h = mix(h, hosts[i].data(), hosts[i].size() + 1);  // with the terminator: "ab","c" != "a","bc"
+        h = mix_link(h, host_up[i]);
+        h = mix(h, &rack_of[i], sizeof rack_of[i]);
+        h = mix(h, &local_bw[i], sizeof local_bw[i]);
+    }
+    for (const Link& l : rack_up) h = mix_link(h, l);
+    return h ? h : 1;
+}
+
+bool MeasuredNetwork::restrict_to(const std::vector<std::string>& names, MeasuredNetwork* out) const {
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < hosts.size(); ++i) index.emplace(hosts[i], i);
+    MeasuredNetwork r;
+    std::map<int, int> rack_index;  // old rack -> new, in order of first use
+    for (const std::string& name : names) {
+        auto it = index.find(name);
+        if (it == index.end()) return false;
+        std::size_t i = it->second;
+        r.hosts.push_back(name);
+        r.host_up.push_back(host_up[i]);
+        r.local_bw.push_back(local_bw[i]);
+        int rack = rack_of[i];
+        if (rack >= 0) {
+            auto ins = rack_index.emplace(rack, static_cast<int>(rack_index.size()));
+            if (ins.second) r.rack_up.push_back(rack_up[static_cast<std::size_t>(rack)]);
+            rack = ins.first->second;
+        }
+        r.rack_of.push_back(rack);
+    }
+    if (r.rack_up.size() < 2) {
+        r.rack_up.clear();
+        std::fill(r.rack_of.begin(), r.rack_of.end(), -1);
+    }
+    *out = std::move(r);
+    return true;
+}
+
+std::string MeasuredNetwork::describe() const {
+    std::ostringstream os;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        os << "  host " << excerpt(hosts[i]);
+        if (rack_of[i] >= 0) os << " (rack m" << rack_of[i] << ")";
+        os << ": up-link " << format_bandwidth(host_up[i].bandwidth, true) << ", one-way "
+           << format_latency(host_up[i].latency);
+        if (local_bw[i] > 0) os << "; inside the host " << format_bandwidth(local_bw[i], false);
+        os << "\n";
+    }
+    for (std::size_t g = 0; g < rack_up.size(); ++g)
+        os << "  rack m" << g << ": uplink " << format_bandwidth(rack_up[g].bandwidth, true) << ", one-way "
+           << format_latency(rack_up[g].latency) << "\n";
+    return os.str();
+}
+
+}  // namespace topoar

@@ -1,0 +1,94 @@
+// topoar engine: the network as measured between hosts, and what the
+// measurements say about it (issue: zero-configuration discovery).
+//
+// With no topology file, rack file or Slurm address, topoar measures the
+// links of a communicator's hosts at set-up (exec/probe.hpp runs the
+// probes).  One leader per host streams messages to another host's leader,
+// all pairs of a round at once, hosts paired round-robin:
+//
+//   round 0:  each leader <-> a second rank of its own host (inside a host)
+//   round 1:  h0-h3  h1-h2          (circle method: H-1 rounds for even H,
+//   round 2:  h0-h2  h3-h1           H rounds with one host idle for odd H,
+//   round 3:  h0-h1  h2-h3           every pair exactly once)
+//
+// What a pair measures is the slowest link on its path, shared with the
+// other pairs of its round that cross it.  infer_network() turns the
+// matrix into a tree:
+//   - a host's up-link is the best rate any of its pairs reached (a slow
+//     host is slow with every partner);
+//   - two hosts whose pair stayed clearly below both their up-links
+//     (kRackFactor) are separated by something slower than either host
+//     link: a shared uplink.  Hosts that reach each other at host-link rate
+//     form a rack; the rack's uplink is the most the pairs leaving it moved
+//     at once in one round (the flows that crossed it together);
+//   - latencies: a pair's one-way time is split over the links it crosses.
+// Everything is a pure function of the matrix, so every rank, given the
+// same gathered matrix, builds the same tree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "status.hpp"
+#include "topology/topology.hpp"
+
+namespace topoar {
+
+// Round-robin pairing of `hosts` hosts (circle method): every pair exactly
+// once, each host in at most one pair per round.  Pairs are (low, high).
+std::vector<std::vector<std::pair<int, int>>> probe_schedule(int hosts);
+
+// Below this fraction of both hosts' up-links, a pair is held back by
+// something between them (a rack uplink), not by either host's own link.
+constexpr double kRackFactor = 0.6;
+
+struct ProbeMatrix {
+    explicit ProbeMatrix(int n = 0);
+    int hosts = 0;
+    // Per ordered pair [i * hosts + j], symmetric: the rate a stream between
+    // the two reached (bytes/s, the slower direction) and the one-way time
+    // of a 1-byte message (seconds, software included).  <= 0: not measured.
+    std::vector<double> bw, lat;
+    // Per host: the rate between two of its ranks (<= 0: one rank).
+    std::vector<double> local_bw;
+
+    double bw_at(int i, int j) const { return bw[static_cast<std::size_t>(i * hosts + j)]; }
+    double lat_at(int i, int j) const { return lat[static_cast<std::size_t>(i * hosts + j)]; }
+    void set(int i, int j, double bandwidth, double latency);
+};
+
+struct MeasuredNetwork {
+    std::vector<std::string> hosts;  // host names, in probe order
+    // Per host: its up-link.  The latency is the host's share of the
+    // measured one-way time (software included: see model_link()).
+    std::vector<Link> host_up;
+    std::vector<int> rack_of;    // per host: its rack, or -1 when there are no racks
+    std::vector<Link> rack_up;   // per rack: its uplink
+    std::vector<double> local_bw;  // per host: between two of its ranks (<= 0: unknown)
+
+    int num_racks() const { return static_cast<int>(rack_up.size()); }
+    // A fingerprint of everything above (equal networks, equal digests;
+    // never 0).
+    std::uint64_t digest() const;
+    // The same network over a subset of its hosts (names in the caller's
+    // order); racks left with no host are dropped, and a single remaining
+    // rack is no rack level.  False if a name is not among hosts.
+    bool restrict_to(const std::vector<std::string>& names, MeasuredNetwork* out) const;
+    // One line per host and rack, for verbose output.
+    std::string describe() const;
+};
+
+// The network the matrix shows (see the file comment); names: the hosts'
+// names, matrix order.
+Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out);
+
+// A measured link as the cost model wants it: the model adds its own
+// software cost per message (`overhead`, coll_topoar_model_overhead) to
+// the links' latencies, and the measured times include that cost, so it is
+// taken out again (never below `floor`).  `share` is the fraction of a
+// message's software cost this link stands for (0.5: one of the two ends).
+Link model_link(const Link& measured, double overhead, double share, double floor = 1e-6);
+
+}  // namespace topoar

@@ -1,0 +1,421 @@
+// Unit tests of zero-configuration discovery: the probe schedule, the
+// inference from a probe matrix to host links and racks (against a small
+// model of shared links), restriction and digests of measured networks,
+// the probes themselves over the in-process transport, and the engine's
+// set-up that measures once and reuses the result.
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+}
+
+#include "engine.hpp"
+#include "exec/probe.hpp"
+#include "topology/discovery.hpp"
+#include "topology/measured.hpp"
+#include "fake_transport.hpp"
+
+using namespace topoar;
+
+namespace {
+
+bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::fabs(b); }
+
+void expect_ok(const Status& s) {
+    if (!s) print_error("unexpected error: %s\n", s.message().c_str());
+    assert_true(static_cast<bool>(s));
+}
+
+void test_schedule(void**) {
+    for (int n = 0; n <= 13; ++n) {
+        auto rounds = probe_schedule(n);
+        std::set<std::pair<int, int>> seen;
+        for (const auto& round : rounds) {
+            std::set<int> busy;
+            for (const auto& p : round) {
+                assert_true(p.first < p.second);
+                assert_true(p.first >= 0 && p.second < n);
+                assert_true(busy.insert(p.first).second);
+                assert_true(busy.insert(p.second).second);
+                assert_true(seen.insert(p).second);  // every pair once
+            }
+        }
+        assert_int_equal(seen.size(), static_cast<std::size_t>(n * (n - 1) / 2));
+        const int want = n < 2 ? 0 : (n % 2 ? n : n - 1);
+        assert_int_equal(rounds.size(), static_cast<std::size_t>(want));
+    }
+}
+
+// A small model of what the probes see: hosts with up-links, racks with an
+// uplink that the pairs leaving a rack in one round share equally; a pair
+// gets the slowest of its host links and its racks' shares.  Latency: the
+// two host links plus, across racks, the two rack links.
+struct FakeNet {
+    std::vector<double> host_bw;
+    std::vector<int> rack;  // -1: no racks
+    std::vector<double> rack_bw;
+    double host_lat = 50e-6, rack_lat = 20e-6;
+
+    ProbeMatrix probe() const {
+        const int n = static_cast<int>(host_bw.size());
+        ProbeMatrix m(n);
+        for (const auto& round : probe_schedule(n)) {
+            std::vector<int> leaving(rack_bw.size(), 0);
+            for (const auto& p : round)
+                if (rack[static_cast<std::size_t>(p.first)] != rack[static_cast<std::size_t>(p.second)]) {
+                    ++leaving[static_cast<std::size_t>(rack[static_cast<std::size_t>(p.first)])];
+                    ++leaving[static_cast<std::size_t>(rack[static_cast<std::size_t>(p.second)])];
+                }
+            for (const auto& p : round) {
+                const int a = rack[static_cast<std::size_t>(p.first)], b = rack[static_cast<std::size_t>(p.second)];
+                double bw = std::min(host_bw[static_cast<std::size_t>(p.first)], host_bw[static_cast<std::size_t>(p.second)]);
+                double lat = 2 * host_lat;
+                if (a != b) {
+                    bw = std::min({bw, rack_bw[static_cast<std::size_t>(a)] / leaving[static_cast<std::size_t>(a)],
+                                   rack_bw[static_cast<std::size_t>(b)] / leaving[static_cast<std::size_t>(b)]});
+                    lat += 2 * rack_lat;
+                }
+                m.set(p.first, p.second, bw, lat);
+            }
+        }
+        return m;
+    }
+};
+
+std::vector<std::string> names(int n) {
+    std::vector<std::string> v;
+    for (int i = 0; i < n; ++i) v.push_back("h" + std::to_string(i));
+    return v;
+}
+
+void test_two_hosts(void**) {
+    FakeNet f{{25e6, 25e6}, {-1, -1}, {}};
+    f.rack = {0, 0};
+    f.rack_bw = {1e12};
+    MeasuredNetwork net;
+    expect_ok(infer_network(f.probe(), names(2), &net));
+    assert_int_equal(net.num_racks(), 0);
+    assert_true(near(net.host_up[0].bandwidth, 25e6) && near(net.host_up[1].bandwidth, 25e6));
+    assert_true(near(net.host_up[0].latency, 50e-6));
+    assert_int_equal(net.rack_of[0], -1);
+}
+
+// Racks of scenario s2 (1 Gbit/s hosts, 200 Mbit/s between the racks),
+// hosts in rack order and interleaved (--map-by node puts consecutive
+// ranks on alternating racks).
+void test_racks(void**) {
+    for (int interleaved = 0; interleaved < 2; ++interleaved) {
+        FakeNet f;
+        f.host_bw = {125e6, 125e6, 125e6, 125e6};
+        f.rack = interleaved ? std::vector<int>{0, 1, 0, 1} : std::vector<int>{0, 0, 1, 1};
+        f.rack_bw = {25e6, 25e6};
+        MeasuredNetwork net;
+        expect_ok(infer_network(f.probe(), names(4), &net));
+        assert_int_equal(net.num_racks(), 2);
+        for (int h = 0; h < 4; ++h) {
+            assert_int_equal(net.rack_of[static_cast<std::size_t>(h)], f.rack[static_cast<std::size_t>(h)]);
+            assert_true(near(net.host_up[static_cast<std::size_t>(h)].bandwidth, 125e6));
+            assert_true(near(net.host_up[static_cast<std::size_t>(h)].latency, 50e-6));
+        }
+        for (int g = 0; g < 2; ++g) {
+            assert_true(near(net.rack_up[static_cast<std::size_t>(g)].bandwidth, 25e6));
+            assert_true(near(net.rack_up[static_cast<std::size_t>(g)].latency, 20e-6));
+        }
+    }
+    // Three racks of 2, 3 and 1 hosts.
+    FakeNet f;
+    f.host_bw = std::vector<double>(6, 125e6);
+    f.rack = {0, 0, 1, 1, 1, 2};
+    f.rack_bw = {40e6, 40e6, 40e6};
+    MeasuredNetwork net;
+    expect_ok(infer_network(f.probe(), names(6), &net));
+    assert_int_equal(net.num_racks(), 3);
+    for (int h = 0; h < 6; ++h) assert_int_equal(net.rack_of[static_cast<std::size_t>(h)], f.rack[static_cast<std::size_t>(h)]);
+}
+
+// One slow host among fast ones is a slow host link, not a rack.
+void test_slow_host(void**) {
+    FakeNet f;
+    f.host_bw = {50e6, 50e6, 12.5e6};
+    f.rack = {0, 0, 0};
+    f.rack_bw = {1e12};
+    MeasuredNetwork net;
+    expect_ok(infer_network(f.probe(), names(3), &net));
+    assert_int_equal(net.num_racks(), 0);
+    assert_true(near(net.host_up[0].bandwidth, 50e6));
+    assert_true(near(net.host_up[1].bandwidth, 50e6));
+    assert_true(near(net.host_up[2].bandwidth, 12.5e6));
+    // Two slow hosts among four.
+    f.host_bw = {50e6, 12.5e6, 50e6, 12.5e6};
+    f.rack = {0, 0, 0, 0};
+    expect_ok(infer_network(f.probe(), names(4), &net));
+    assert_int_equal(net.num_racks(), 0);
+    assert_true(near(net.host_up[1].bandwidth, 12.5e6) && near(net.host_up[2].bandwidth, 50e6));
+}
+
+void test_restrict_and_digest(void**) {
+    FakeNet f;
+    f.host_bw = {125e6, 125e6, 125e6, 125e6};
+    f.rack = {0, 0, 1, 1};
+    f.rack_bw = {25e6, 25e6};
+    MeasuredNetwork net, sub;
+    expect_ok(infer_network(f.probe(), names(4), &net));
+    assert_true(net.digest() != 0);
+    // Hosts of one rack: no rack level left.
+    assert_true(net.restrict_to({"h1", "h0"}, &sub));
+    assert_int_equal(sub.num_racks(), 0);
+    assert_int_equal(sub.rack_of[0], -1);
+    assert_string_equal(sub.hosts[0].c_str(), "h1");
+    // One host of each rack, listed the other way round: racks renumbered
+    // in the order of use.
+    assert_true(net.restrict_to({"h3", "h0"}, &sub));
+    assert_int_equal(sub.num_racks(), 2);
+    assert_int_equal(sub.rack_of[0], 0);
+    assert_int_equal(sub.rack_of[1], 1);
+    assert_false(net.restrict_to({"h0", "elsewhere"}, &sub));
+    // Equal networks, equal digests; any change, another one.
+    MeasuredNetwork again;
+    expect_ok(infer_network(f.probe(), names(4), &again));
+    assert_true(again.digest() == net.digest());
+    again.host_up[2].bandwidth *= 1.01;
+    assert_true(again.digest() != net.digest());
+    assert_true(net.restrict_to(net.hosts, &sub));
+    assert_true(sub.digest() == net.digest());
+}
+
+void test_model_link(void**) {
+    Link l = model_link(Link{1e9, 60e-6}, 40e-6, 0.5);
+    assert_true(near(l.latency, 40e-6) && l.bandwidth == 1e9);
+    l = model_link(Link{1e9, 10e-6}, 40e-6, 0.5);
+    assert_true(l.latency == 1e-6);  // floor
+}
+
+// A measured network becomes the topology: racks, host links (software cost
+// taken out of the latencies), ranks inside a host at the measured rate.
+void test_discover_measured(void**) {
+    std::vector<RankInfo> ranks(5);
+    const char* host_of[] = {"h0", "h1", "h2", "h3", "h1"};
+    for (int r = 0; r < 5; ++r) ranks[static_cast<std::size_t>(r)].host = host_of[r];
+    FakeNet f;
+    f.host_bw = {125e6, 125e6, 125e6, 125e6};
+    f.rack = {0, 1, 0, 1};
+    f.rack_bw = {25e6, 25e6};
+    MeasuredNetwork net;
+    ProbeMatrix m = f.probe();
+    m.local_bw[1] = 3e9;
+    expect_ok(infer_network(m, names(4), &net));
+    Topology t;
+    expect_ok(discover_measured(ranks, net, DiscoveryOptions{}, 40e-6, &t));
+    assert_int_equal(t.nodes_at(Level::rack).size(), 2);
+    int h1 = t.find(Level::node, "h1");
+    assert_true(h1 >= 0);
+    assert_true(near(t.node(h1).up.bandwidth, 125e6));
+    assert_true(near(t.node(h1).up.latency, 30e-6));  // 50 us measured - 20 us software
+    assert_true(t.node(t.leaf_of_rank(4)).up.bandwidth == 3e9);
+    assert_true(t.node(t.leaf_of_rank(0)).up.bandwidth == LinkDefaults{}.rank.bandwidth);  // one rank: unknown
+    int r0 = t.ancestor_at(h1, Level::rack);
+    assert_true(near(t.node(r0).up.bandwidth, 25e6));
+    // Host names must match the network's.
+    net.hosts[2] = "other";
+    assert_false(static_cast<bool>(discover_measured(ranks, net, DiscoveryOptions{}, 40e-6, &t)));
+}
+
+// Threads as ranks: a barrier-based allgather for SetupIo.
+class Gather {
+public:
+    explicit Gather(int n) : n_(n) {}
+    void allgather(int rank, const void* mine, std::size_t bytes, void* all) {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (buf_.size() < bytes * static_cast<std::size_t>(n_)) buf_.resize(bytes * static_cast<std::size_t>(n_));
+        std::memcpy(buf_.data() + bytes * static_cast<std::size_t>(rank), mine, bytes);
+        const long gen = gen_;
+        if (++arrived_ == n_) {
+            result_ = buf_;
+            arrived_ = 0;
+            ++gen_;
+            cv_.notify_all();
+        } else {
+            cv_.wait(lock, [&] { return gen_ != gen; });
+        }
+        std::memcpy(all, result_.data(), bytes * static_cast<std::size_t>(n_));
+        // Everyone copies before the next round may overwrite result_.
+        if (++copied_ == n_) {
+            copied_ = 0;
+            ++copy_gen_;
+            cv_.notify_all();
+        } else {
+            const long cg = copy_gen_;
+            cv_.wait(lock, [&] { return copy_gen_ != cg; });
+        }
+    }
+
+private:
+    int n_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::vector<unsigned char> buf_, result_;
+    int arrived_ = 0, copied_ = 0;
+    long gen_ = 0, copy_gen_ = 0;
+};
+
+// The probes over the in-process transport: every pair of hosts measured
+// once by its lower host's leader, the inside rate of hosts with two or
+// more ranks, nothing left in flight.
+void test_run_probe(void**) {
+    const std::vector<std::vector<int>> hosts = {{0, 3}, {1}, {2, 4}};
+    const int n = 5;
+    topoar_test::FakeNetwork network(n);
+    std::vector<std::vector<double>> rows(n);
+    std::vector<Status> st(n);
+    ProbeOptions opt;
+    opt.total_seconds = 0.01;
+    opt.max_message = 64 << 10;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+            topoar_test::FakeTransport t(network, r);
+            st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, &rows[static_cast<std::size_t>(r)]);
+        });
+    for (auto& th : threads) th.join();
+    for (const Status& s : st) expect_ok(s);
+    std::vector<double> all;
+    for (const auto& row : rows) all.insert(all.end(), row.begin(), row.end());
+    ProbeMatrix m;
+    assert_true(combine_probe_rows(all, n, 3, &m));
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            if (i != j) assert_true(m.bw_at(i, j) > 0 && m.lat_at(i, j) > 0);
+    assert_true(m.local_bw[0] > 0 && m.local_bw[2] > 0);
+    assert_true(m.local_bw[1] == 0);
+    // Ranks 3 and 4 lead nothing: zero rows.
+    for (int r = 3; r < 5; ++r)
+        for (double v : rows[static_cast<std::size_t>(r)]) assert_true(v == 0);
+    // A rank whose probes failed marks its row; the matrix is refused.
+    all[0] = 1;
+    assert_false(combine_probe_rows(all, n, 3, &m));
+}
+
+// Set-up measures on a communicator's first set-up, reuses the result on
+// the next communicator over the same hosts (no message), and leaves links
+// assumed where a file describes them or probing is off.
+void test_engine_setup_probes(void**) {
+    clear_probe_cache();
+    const int n = 5;
+    const char* host_of[] = {"a", "b", "a", "b", "b"};
+    auto setup_all = [&](EngineConfig cfg, bool advertise, topoar_test::FakeNetwork& network,
+                         std::vector<std::string>* texts, std::vector<NetworkSource>* sources) {
+        Gather gather(n);
+        std::vector<Status> st(n);
+        texts->assign(n, "");
+        sources->assign(n, NetworkSource::single_host);
+        std::vector<RankInfo> ranks(n);
+        for (int r = 0; r < n; ++r) {
+            ranks[static_cast<std::size_t>(r)].host = host_of[r];
+            if (advertise) ranks[static_cast<std::size_t>(r)].probe_digest = probe_cache_digest();
+        }
+        std::vector<std::thread> threads;
+        for (int r = 0; r < n; ++r)
+            threads.emplace_back([&, r] {
+                topoar_test::FakeTransport t(network, r);
+                SetupIo io;
+                io.transport = &t;
+                io.allgather = [&, r](const void* mine, std::size_t bytes, void* all) {
+                    gather.allgather(r, mine, bytes, all);
+                    return Status::ok();
+                };
+                Engine e(r, n, cfg);
+                st[static_cast<std::size_t>(r)] = e.setup(ranks, &io);
+                (*texts)[static_cast<std::size_t>(r)] = e.topology().to_text();
+                (*sources)[static_cast<std::size_t>(r)] = e.network_source();
+            });
+        for (auto& th : threads) th.join();
+        for (const Status& s : st) expect_ok(s);
+    };
+    EngineConfig cfg;
+    cfg.probe_options.total_seconds = 0.01;
+    cfg.probe_options.max_message = 64 << 10;
+    std::vector<std::string> texts;
+    std::vector<NetworkSource> sources;
+
+    topoar_test::FakeNetwork first(n);
+    setup_all(cfg, true, first, &texts, &sources);
+    assert_true(first.messages() > 0);
+    for (int r = 0; r < n; ++r) {
+        assert_true(sources[static_cast<std::size_t>(r)] == NetworkSource::measured);
+        assert_string_equal(texts[static_cast<std::size_t>(r)].c_str(), texts[0].c_str());  // identical everywhere
+    }
+    const std::string measured = texts[0];
+    assert_true(probe_cache_digest() != 0);
+
+    topoar_test::FakeNetwork second(n);
+    setup_all(cfg, true, second, &texts, &sources);
+    assert_int_equal(second.messages(), 0);
+    for (int r = 0; r < n; ++r) {
+        assert_true(sources[static_cast<std::size_t>(r)] == NetworkSource::cached);
+        assert_string_equal(texts[static_cast<std::size_t>(r)].c_str(), measured.c_str());
+    }
+
+    // Ranks that do not all advertise the network measure again.
+    topoar_test::FakeNetwork third(n);
+    setup_all(cfg, false, third, &texts, &sources);
+    assert_true(third.messages() > 0);
+    assert_true(sources[0] == NetworkSource::measured);
+
+    EngineConfig off = cfg;
+    expect_ok(set_param(&off, "probe", "0"));
+    topoar_test::FakeNetwork fourth(n);
+    setup_all(off, false, fourth, &texts, &sources);
+    assert_int_equal(fourth.messages(), 0);
+    assert_true(sources[0] == NetworkSource::assumed);
+
+    EngineConfig link = cfg;
+    expect_ok(set_param(&link, "node_link", "10Gbit"));
+    topoar_test::FakeNetwork fifth(n);
+    setup_all(link, false, fifth, &texts, &sources);
+    assert_int_equal(fifth.messages(), 0);
+    assert_true(sources[0] == NetworkSource::assumed);
+    clear_probe_cache();
+}
+
+void test_probe_params(void**) {
+    EngineConfig c;
+    assert_true(c.probe);
+    assert_true(near(c.probe_options.total_seconds, 0.15));
+    expect_ok(set_param(&c, "probe_time", "40ms"));
+    assert_true(near(c.probe_options.total_seconds, 0.04));
+    Status s = set_param(&c, "probe_time", "0s");
+    assert_false(static_cast<bool>(s));
+    assert_non_null(std::strstr(s.message().c_str(), "coll_topoar_probe_time '0s'"));
+    assert_false(static_cast<bool>(set_param(&c, "probe_time", "fast")));
+    assert_false(static_cast<bool>(set_param(&c, "probe", "maybe")));
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_two_hosts),
+        cmocka_unit_test(test_racks),
+        cmocka_unit_test(test_slow_host),
+        cmocka_unit_test(test_restrict_and_digest),
+        cmocka_unit_test(test_model_link),
+        cmocka_unit_test(test_discover_measured),
+        cmocka_unit_test(test_run_probe),
+        cmocka_unit_test(test_engine_setup_probes),
+        cmocka_unit_test(test_probe_params),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
