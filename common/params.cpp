@@ -123,7 +123,7 @@ std::vector<ParamInfo> make_table() {
          "racks and their uplinks, the rate inside a host; measured once per set of hosts and reused by "
          "later communicators. 0: assume the built-in links. Verbose 10 prints what was measured. Must be "
          "the same on all ranks."},
-        {"probe_time", T::string, "150ms", 6, true, false, false,
+        {"probe_time", T::string, "300ms", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) {
              double t = 0;
              TOPOAR_TRY(parse_latency(v, &t));
@@ -131,7 +131,7 @@ std::vector<ParamInfo> make_table() {
              c->probe_options.total_seconds = t;
              return Status::ok();
          },
-         "What the link probes of coll_topoar_probe aim to take in all, e.g. '150ms' (the default); each "
+         "What the link probes of coll_topoar_probe aim to take in all, e.g. '300ms' (the default); each "
          "round of concurrent host pairs gets an equal share, at least 2 ms, so slow networks and many hosts "
          "take longer and fast networks far less. Must be the same on all ranks."},
         {"socket_link", T::string, "", 6, true, false, false,

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace topoar {
@@ -44,30 +46,71 @@ public:
         const std::size_t n = static_cast<std::size_t>(std::max(4, opt_.stream_messages));
         send_.assign(std::max(kFirstMessage, opt_.max_message), 0x5a);
         recv_.resize(n * send_.size());
-        std::size_t s = std::min(kFirstMessage, opt_.max_message);
-        while (s > 0) {
-            double rate = 0, elapsed = 0;
-            TOPOAR_TRY(stream(s, n, &rate, &elapsed));
-            // B tells A what it saw; A decides the next size for both.
-            double report[2] = {rate, elapsed};
-            double next = 0;
-            if (leads_) {
-                double theirs[2] = {0, 0};
-                TOPOAR_TRY(recv(theirs, sizeof theirs));
-                out->bandwidth = std::min(rate, theirs[0]);
-                elapsed = std::max(elapsed, theirs[1]);
-                if (4 * s <= opt_.max_message && 4 * elapsed <= target_) next = static_cast<double>(4 * s);
-                TOPOAR_TRY(send(&next, sizeof next));
-            } else {
-                TOPOAR_TRY(send(report, sizeof report));
-                TOPOAR_TRY(recv(&next, sizeof next));
+        if (!leads_) {
+            // B: streams the size A names until A says 0, acknowledging
+            // each stream once all of A's bytes are here.
+            for (;;) {
+                double s = 0;
+                TOPOAR_TRY(recv(&s, sizeof s));
+                if (s <= 0) return Status::ok();
+                TOPOAR_TRY(stream(static_cast<std::size_t>(s), n, /*ack=*/true, nullptr));
             }
-            s = static_cast<std::size_t>(next);
         }
-        return Status::ok();
+        const double rtt = 2 * out->latency;
+        // Grow the streams 4x while the next one still fits kGrowShare of
+        // the round; then stream the last two sizes once more.  The rate is
+        // the slope between the two sizes, each at its best time:
+        // interference (other processes on the cores) only ever slows a
+        // stream down, and the slope cancels what every stream pays alike:
+        // the round trip, the rendezvous, and a token bucket's burst (a
+        // stream within the burst goes at line rate, the next one pays for
+        // it).
+        std::vector<std::size_t> sizes;
+        std::vector<double> best;
+        std::size_t s = std::min(kFirstMessage, opt_.max_message);
+        for (;;) {
+            double elapsed = 0;
+            TOPOAR_TRY(timed_stream(s, n, &elapsed));
+            sizes.push_back(s);
+            best.push_back(elapsed);
+            // Below kMinStream bytes a stream is mostly fixed costs and one
+            // late wake-up of a process stops growth too early.
+            if (4 * s > opt_.max_message || (n * s >= kMinStream && 4 * elapsed > kGrowShare * target_)) break;
+            s *= 4;
+        }
+        const std::size_t k = sizes.size() - 1;
+        for (std::size_t i = k > 0 ? k - 1 : k; i <= k; ++i) {
+            double again = 0;
+            TOPOAR_TRY(timed_stream(sizes[i], n, &again));
+            best[i] = std::min(best[i], again);
+        }
+        const double big = static_cast<double>(n * sizes[k]);
+        double rate = 0;
+        if (k > 0 && best[k] > best[k - 1])
+            rate = (big - static_cast<double>(n * sizes[k - 1])) / (best[k] - best[k - 1]);
+        if (rate <= 0) rate = big / std::max(best[k] - rtt, best[k] / 2);
+        out->bandwidth = rate;
+        if (std::getenv("TOPOAR_PROBE_DEBUG")) {
+            std::fprintf(stderr, "probe peer %d rtt %.1fus:", peer_, rtt * 1e6);
+            for (std::size_t i = 0; i < sizes.size(); ++i) std::fprintf(stderr, " %zuK:%.2fms", n * sizes[i] >> 10, best[i] * 1e3);
+            std::fprintf(stderr, " -> %.1f Mbit/s\n", rate * 8e-6);
+        }
+        double stop = 0;
+        return send(&stop, sizeof stop);
     }
 
 private:
+    // Growth stops when the next stream would take more than this share of
+    // the round: with the two repeats a round then takes about its share.
+    static constexpr double kGrowShare = 0.4;
+    static constexpr std::size_t kMinStream = std::size_t(512) << 10;
+
+    Status timed_stream(std::size_t s, std::size_t n, double* elapsed) {
+        double size = static_cast<double>(s);
+        TOPOAR_TRY(send(&size, sizeof size));
+        return stream(s, n, /*ack=*/false, elapsed);
+    }
+
     Status send(const void* buf, std::size_t bytes) {
         Transport::Request r = nullptr;
         TOPOAR_TRY(t_.isend(buf, bytes, peer_, &r));
@@ -101,35 +144,39 @@ private:
         return Status::ok();
     }
 
-    // n messages of s bytes each way at once; *rate: what arrived here per
-    // second after the first quarter, *elapsed: the whole stream's time.
-    Status stream(std::size_t s, std::size_t n, double* rate, double* elapsed) {
+    // n messages of s bytes each way at once.  B (ack) then tells A that
+    // all of A's bytes arrived; A's *elapsed runs from its start until it
+    // has B's bytes and B's acknowledgement: the time both directions took,
+    // plus about one round trip.  Completion times of single messages mean
+    // little (a transport interleaves large messages, socket buffers hold
+    // what a descheduled receiver has not read yet); the whole stream's end
+    // does not lie.
+    Status stream(std::size_t s, std::size_t n, bool ack, double* elapsed) {
         std::vector<Transport::Request> rr(n, nullptr), sr(n, nullptr);
-        std::vector<double> at(n, 0.0);
         Status st;
         std::size_t posted_r = 0, posted_s = 0;
-        for (; posted_r < n && st; ++posted_r) st = t_.irecv(recv_.data() + posted_r * s, s, peer_, &rr[posted_r]);
+        char token = 0;
+        Transport::Request ack_req = nullptr;
         const double t0 = now();
+        // B's acknowledgement follows its data: its receive is posted after
+        // theirs (messages from one peer match receives in posting order).
+        for (; posted_r < n && st; ++posted_r) st = t_.irecv(recv_.data() + posted_r * s, s, peer_, &rr[posted_r]);
+        if (st && !ack) st = t_.irecv(&token, 1, peer_, &ack_req);
         for (; posted_s < n && st; ++posted_s) st = t_.isend(send_.data(), s, peer_, &sr[posted_s]);
-        for (std::size_t k = 0; k < n && st; ++k) {
-            st = wait_done(t_, &rr[k]);
-            at[k] = now();
-        }
+        for (std::size_t k = 0; k < n && st; ++k) st = wait_done(t_, &rr[k]);
+        if (st && ack) st = send(&token, 1);
+        if (st && !ack) st = wait_done(t_, &ack_req);
+        if (st && elapsed) *elapsed = now() - t0;
         for (std::size_t k = 0; k < posted_s && st; ++k) st = wait_done(t_, &sr[k]);
         if (!st) {
             // Nothing stays posted on buffers this object owns.
+            if (ack_req) (void)t_.cancel(&ack_req);
             for (std::size_t k = 0; k < posted_r; ++k)
                 if (rr[k]) (void)t_.cancel(&rr[k]);
             for (std::size_t k = 0; k < posted_s; ++k)
                 if (sr[k]) (void)t_.cancel(&sr[k]);
-            return st;
         }
-        const std::size_t k0 = n / 4;
-        double span = at[n - 1] - at[k0];
-        *elapsed = at[n - 1] - t0;
-        *rate = span > 0 ? static_cast<double>((n - 1 - k0) * s) / span
-                         : static_cast<double>(n * s) / std::max(*elapsed, 1e-9);
-        return Status::ok();
+        return st;
     }
 
     Transport& t_;

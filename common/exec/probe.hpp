@@ -8,12 +8,14 @@
 //   |--- 1 byte ------------->|      x kPings: one-way time = min RTT / 2
 //   |<-- 1 byte --------------|      (the first exchange also opens the
 //   |                          |       connection, so it rarely wins)
-//   |=== N x s bytes ========>|      a stream each way at once: each side
-//   |<== N x s bytes =========|      times its receives; the rate is taken
-//   |<-- B's rate, time ------|      after the first quarter (past a token
-//   |--- next s, or 0 ------->|      bucket's burst and the rendezvous)
-//   ...  s = 4 KiB, x4 each step, until a stream takes half the round's
-//        time or s reaches the largest message
+//   |--- s ------------------>|      A names the stream size (0: done)
+//   |=== N x s bytes ========>|      a stream each way at once; A's time
+//   |<== N x s bytes =========|      runs until it has B's bytes and B's
+//   |<-- ack (1 byte) --------|      acknowledgement of A's
+//   ...  s = 4 KiB, x4 while the next stream fits 40 % of the round's
+//        time (and s stays within the largest message), then the last two
+//        sizes once more; the rate is the slope between them at their
+//        best times (fixed costs and a token bucket's burst cancel)
 //
 // Sessions of one round run at the same time (pairs that share an uplink
 // slow each other down, which is what shows racks).  No barrier between
@@ -32,7 +34,7 @@ namespace topoar {
 struct ProbeOptions {
     // All rounds together aim at this; one round gets an equal share
     // (at least kMinRoundSeconds).
-    double total_seconds = 0.15;
+    double total_seconds = 0.3;
     std::size_t max_message = std::size_t(1) << 20;  // largest stream message
     int stream_messages = 8;                         // messages per stream
 };

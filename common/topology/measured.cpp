@@ -102,16 +102,22 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
         }
         lam[static_cast<std::size_t>(i)] = (best > 0 ? best : any) / 2;
         net.host_up[static_cast<std::size_t>(i)] = Link{up[static_cast<std::size_t>(i)], lam[static_cast<std::size_t>(i)]};
+        // Shared memory slower than the network port is a measurement
+        // disturbed by other processes on the cores, not the machine: the
+        // inside rate then stays unknown (the built-in default).
+        if (net.local_bw[static_cast<std::size_t>(i)] < up[static_cast<std::size_t>(i)])
+            net.local_bw[static_cast<std::size_t>(i)] = 0;
     }
 
     if (racks) {
-        // A rack's uplink: the most its leaving pairs moved together in one
-        // round; its latency: half of what its fastest leaving pair took
+        // A rack's uplink: what its leaving pairs moved together in a round
+        // (the mean over the rounds where some left); its latency: half of what its fastest leaving pair took
         // beyond the two host links.
         const auto rounds = probe_schedule(n);
         net.rack_up.assign(groups.size(), Link{});
         for (std::size_t g = 0; g < groups.size(); ++g) {
             double rate = 0, residual = -1;
+            int crossing_rounds = 0;
             for (const auto& round : rounds) {
                 double sum = 0;
                 for (const auto& p : round) {
@@ -119,8 +125,13 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
                     bool b_in = group_of[static_cast<std::size_t>(p.second)] == static_cast<int>(g);
                     if (a_in != b_in && measured(p.first, p.second)) sum += m.bw_at(p.first, p.second);
                 }
-                rate = std::max(rate, sum);
+                if (sum > 0) {
+                    rate += sum;
+                    ++crossing_rounds;
+                }
             }
+            // The mean over the rounds: single measurements err both ways.
+            if (crossing_rounds > 0) rate /= crossing_rounds;
             for (int i : groups[g])
                 for (int j = 0; j < n; ++j) {
                     if (group_of[static_cast<std::size_t>(j)] == static_cast<int>(g) || !measured(i, j)) continue;

@@ -19,9 +19,12 @@
 //   - two hosts whose pair stayed clearly below both their up-links
 //     (kRackFactor) are separated by something slower than either host
 //     link: a shared uplink.  Hosts that reach each other at host-link rate
-//     form a rack; the rack's uplink is the most the pairs leaving it moved
-//     at once in one round (the flows that crossed it together);
-//   - latencies: a pair's one-way time is split over the links it crosses.
+//     form a rack; the rack's uplink is what the pairs leaving it moved
+//     at once in a round (the flows that crossed it together), averaged
+//     over the rounds;
+//   - latencies: a pair's one-way time is split over the links it crosses;
+//   - the rate inside a host is kept only when it beats the host's network
+//     port (anything slower was disturbed by other processes on the cores).
 // Everything is a pure function of the matrix, so every rank, given the
 // same gathered matrix, builds the same tree.
 #pragma once

@@ -63,6 +63,9 @@ TUNED_ONLY = "--mca coll tuned,libnbc,basic,self"
 BUILTIN_CONFIGS = [
     ("topoar-auto", "{topoar} --mca coll_topoar_allreduce_algorithm auto",
      "topoar, its own choice per size"),
+    ("topoar-nofile", "{topoar_nofile} --mca coll_topoar_allreduce_algorithm auto",
+     "topoar, its own choice per size, with no rack file on a cluster "
+     "(links measured at set-up: coll_topoar_probe)"),
     ("topoar-ring", "{topoar} --mca coll_topoar_allreduce_algorithm ring",
      "topoar, forced flat ring"),
     ("topoar-hring", "{topoar} --mca coll_topoar_allreduce_algorithm hring",
@@ -110,7 +113,8 @@ class Config:
             # topoar-cluster replaces @RACKFILE@ with the cluster's rack
             # file (hosts, racks and the shaped link rates).
             topoar += " --mca coll_topoar_rack_file @RACKFILE@"
-        text = self.args_template.replace("{topoar}", topoar)
+        text = self.args_template.replace("{topoar_nofile}", TOPOAR_ARGS)
+        text = text.replace("{topoar}", topoar)
         text = text.replace("{ompi_dir}", OMPI_COMPONENT_DIR)
         text = text.replace("{prefix}", prefix)
         self.args = shlex.split(text)

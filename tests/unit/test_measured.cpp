@@ -392,7 +392,7 @@ void test_engine_setup_probes(void**) {
 void test_probe_params(void**) {
     EngineConfig c;
     assert_true(c.probe);
-    assert_true(near(c.probe_options.total_seconds, 0.15));
+    assert_true(near(c.probe_options.total_seconds, 0.3));
     expect_ok(set_param(&c, "probe_time", "40ms"));
     assert_true(near(c.probe_options.total_seconds, 0.04));
     Status s = set_param(&c, "probe_time", "0s");
