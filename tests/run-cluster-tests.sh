@@ -5,8 +5,9 @@
 #   c  2 racks x 2 nodes, 1+2 | 2+3 ranks, 1 Gbit/s node links, 200 Mbit/s
 #      between the racks, ranks round-robin over nodes (--map-by node)
 # On each: the tree topoar discovers (with the cluster's rack file) must
-# match where the ranks run, and the correctness program must pass with
-# every algorithm, executed by topoar.  Needs root; skipped (77) otherwise.
+# match where the ranks run, the tree it measures without the file must
+# group hosts as the cluster does, and the correctness program must pass
+# with every algorithm, executed by topoar, and with auto on measured links.  Needs root; skipped (77) otherwise.
 # Environment as in run-mpi-tests.sh; TOPOAR_ALGORITHMS overrides the list.
 set -u
 src=${TOPOAR_SRCDIR:?run through make check}
@@ -80,6 +81,26 @@ for c in "${clusters[@]}"; do
     sed 's/^/    table: /' "$tmp/table.component"
     cat "$tmp/info.txt" "$tmp/sim.txt" "$tmp/table.diff" >"$tmp/table.log" 2>/dev/null
     result "cluster $label: auto's table is the cost model's for this tree" $rc "$tmp/table.log"
+
+    # 1c. No file: set-up measures the links (coll_topoar_probe); the
+    # measured tree must group hosts into racks as the cluster does, and
+    # the correctness program passes on it with auto.
+    measured=(--mca mca_base_component_path "$path" --mca coll topoar,tuned,libnbc,basic,self)
+    run "${measured[@]}" "$build/tools/topoar_info" >"$tmp/probe-info.txt" 2>&1
+    rc=$?
+    run "${measured[@]}" "$build/tools/topoar_info" --text >"$tmp/probe-tree.txt" 2>>"$tmp/probe-info.txt" || rc=1
+    if [ $rc -eq 0 ]; then
+        "$src/tests/cluster/check_tree.py" --measured "$tmp/probe-tree.txt" "$tmp/hosts.txt" "$rack" "$shape" \
+            >"$tmp/probe-check.txt" 2>&1 || rc=1
+        grep -q "links between hosts: measured at this set-up" "$tmp/probe-info.txt" || rc=1
+    fi
+    sed -n '/links between hosts/,/^auto/p' "$tmp/probe-info.txt" | sed 's/^/    /'
+    cat "$tmp/probe-check.txt" 2>/dev/null | sed 's/^/    /'
+    cat "$tmp/probe-info.txt" "$tmp/probe-tree.txt" "$tmp/probe-check.txt" >"$tmp/probe.log" 2>/dev/null
+    result "cluster $label: no file: measured links group the hosts as the cluster does" $rc "$tmp/probe.log"
+    t0=$SECONDS
+    run "${measured[@]}" "$build/tests/mpi/test_allreduce" --quick --expect-topoar >"$tmp/probe-alg.log" 2>&1
+    result "cluster $label: no file: correctness alg=auto on measured links ($((SECONDS - t0)) s)" $? "$tmp/probe-alg.log"
 
     # 2. Correctness with every algorithm, executed by topoar.
     for alg in $algorithms; do

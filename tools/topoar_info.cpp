@@ -3,10 +3,12 @@
 //   mpirun [--mca coll_topoar_rack_file F ...] -np N topoar_info [--text]
 //
 // It runs the same discovery as the component (host names, hwloc sockets,
-// topology/rack file, Slurm), with the same settings: the coll_topoar_*
-// parameters are read through MPI_T when the component is loaded, and
-// --topology-file/--rack-file/--node-link... override them.  --text prints
-// the tree in the topology file format (input for topoar_plan/topoar_sim).
+// topology/rack file, Slurm, and across hosts with none of those the link
+// probes), with the same settings: the coll_topoar_* parameters are read
+// through MPI_T when the component is loaded, and --topology-file/
+// --rack-file/--node-link/--probe... override them.  The output says which
+// links were measured and which assumed.  --text prints the tree in the
+// topology file format (input for topoar_plan/topoar_sim).
 #include <mpi.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "engine.hpp"
 #include "topoar_engine.h"
 #include "topology/topology.hpp"
+#include "topoar_mpi_io.h"
 
 namespace {
 
@@ -85,13 +88,15 @@ void usage() {
     std::printf(
         "usage: topoar_info [--text | --algorithms] [--topology-file F] [--rack-file F]\n"
         "                   [--socket-link L] [--node-link L] [--rack-link L] [--spine-link L]\n"
-        "                   [--model-overhead T] [--model-margin F]\n"
+        "                   [--model-overhead T] [--model-margin F] [--probe 0|1] [--probe-time T]\n"
         "Prints the topology topoar discovers for MPI_COMM_WORLD (run it under mpirun\n"
         "with the job's layout) and, without --text, the table auto would build from\n"
         "the cost model for it.  L is BANDWIDTH[,LATENCY], e.g. 200Mbit,50us; T a\n"
         "time such as 40us (default: coll_topoar_model_overhead); F a fraction such\n"
-        "as 0.15 or 15%% (default: coll_topoar_model_margin).  --algorithms lists\n"
-        "the algorithms.\n");
+        "as 0.15 or 15%% (default: coll_topoar_model_margin).  Across hosts that no\n"
+        "file describes, the links are measured as the component would\n"
+        "(coll_topoar_probe; --probe 0 assumes them).  --algorithms lists the\n"
+        "algorithms.\n");
 }
 
 }  // namespace
@@ -123,7 +128,8 @@ int main(int argc, char** argv) {
         else if (a == "--algorithms") algorithms = true;
         else if (pname == "topology_file" || pname == "rack_file" || pname == "socket_link" ||
                  pname == "node_link" || pname == "rack_link" || pname == "spine_link" ||
-                 pname == "model_overhead" || pname == "model_margin")
+                 pname == "model_overhead" || pname == "model_margin" || pname == "probe" ||
+                 pname == "probe_time")
             value(&params[pname]);
         else if (a == "-h" || a == "--help") {
             if (rank == 0) usage();
@@ -144,43 +150,50 @@ int main(int argc, char** argv) {
     std::vector<topoar_rank_info_t> all(static_cast<std::size_t>(size));
     MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
 
+    // Every rank sets up, as in the component: measuring the links is
+    // collective.
     int rc = 0;
-    if (rank == 0) {
-        // The table auto builds at set-up (not for one host, which auto
-        // hands down): always auto, as the component without a forced
-        // algorithm.
-        params["allreduce_algorithm"] = "auto";
-        params["model_table"] = text ? "0" : "1";
-        params["single_node_fallback"] = "1";
-        std::vector<const char*> names, values;
-        for (const auto& kv : params) {
-            names.push_back(kv.first.c_str());
-            values.push_back(kv.second.c_str());
-        }
-        topoar_config_t cfg{static_cast<int>(names.size()), names.data(), values.data()};
-        const std::string& topology_file = params["topology_file"];
-        const std::string& rack_file = params["rack_file"];
-        topoar_engine_t* e = topoar_engine_create(0, size, &cfg);
-        if (!e) {
-            std::fprintf(stderr, "topoar_info: out of memory\n");
-            rc = 1;
-        } else if (topoar_engine_setup(e, all.data()) != TOPOAR_OK) {
-            std::fprintf(stderr, "topoar_info: discovery failed: %s\n", topoar_engine_error(e));
-            rc = 1;
-        } else if (algorithms) {
-            print_algorithms();
-        } else if (text) {
-            std::string t = topoar_engine_topology_text(e);
-            if (!t.empty() && t.back() != '\n') t += '\n';
-            std::fputs(t.c_str(), stdout);
-        } else {
-            std::printf("topoar topology of MPI_COMM_WORLD (%d ranks)%s%s%s%s:\n", size,
-                        topology_file.empty() ? "" : ", topology file ", topology_file.c_str(),
-                        rack_file.empty() ? "" : ", rack file ", rack_file.c_str());
-            std::fputs(topoar_engine_describe(e), stdout);
-        }
-        topoar_engine_destroy(e);
+    // The table auto builds at set-up (not for one host, which auto hands
+    // down): always auto, as the component without a forced algorithm.
+    params["allreduce_algorithm"] = "auto";
+    params["model_table"] = text ? "0" : "1";
+    params["single_node_fallback"] = "1";
+    std::vector<const char*> names, values;
+    for (const auto& kv : params) {
+        names.push_back(kv.first.c_str());
+        values.push_back(kv.second.c_str());
     }
+    topoar_config_t cfg{static_cast<int>(names.size()), names.data(), values.data()};
+    const std::string& topology_file = params["topology_file"];
+    const std::string& rack_file = params["rack_file"];
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    topoar_transport_t transport;
+    topoar_setup_io_t io;
+    topoar_mpi_setup_io(&comm, &transport, &io);
+    topoar_engine_t* e = topoar_engine_create(rank, size, &cfg);
+    if (!e) {
+        std::fprintf(stderr, "topoar_info: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (topoar_engine_setup_io(e, all.data(), &io) != TOPOAR_OK) {
+        if (rank == 0) std::fprintf(stderr, "topoar_info: discovery failed: %s\n", topoar_engine_error(e));
+        rc = 1;
+    } else if (rank != 0) {
+    } else if (algorithms) {
+        print_algorithms();
+    } else if (text) {
+        std::string t = topoar_engine_topology_text(e);
+        if (!t.empty() && t.back() != '\n') t += '\n';
+        std::fputs(t.c_str(), stdout);
+    } else {
+        std::printf("topoar topology of MPI_COMM_WORLD (%d ranks)%s%s%s%s:\n", size,
+                    topology_file.empty() ? "" : ", topology file ", topology_file.c_str(),
+                    rack_file.empty() ? "" : ", rack file ", rack_file.c_str());
+        std::fputs(topoar_engine_describe(e), stdout);
+    }
+    topoar_engine_destroy(e);
+    MPI_Comm_free(&comm);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_T_finalize();
     MPI_Finalize();

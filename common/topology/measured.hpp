@@ -83,6 +83,11 @@ struct MeasuredNetwork {
     std::string describe() const;
 };
 
+// Rates and times at three significant digits, for people ("512Mbit/s",
+// "1.2GB/s", "35.1us"); the topology file format reads them back.
+std::string rounded_rate(double bytes_per_second, bool in_bits);
+std::string rounded_time(double seconds);
+
 // The network the matrix shows (see the file comment); names: the hosts'
 // names, matrix order.
 Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out);

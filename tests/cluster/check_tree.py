@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """Compare topoar's discovered tree with where the ranks really run.
 
-usage: check_tree.py TOPO_TEXT HOSTINFO_OUTPUT RACKFILE EXPECTED
+usage: check_tree.py [--measured] TOPO_TEXT HOSTINFO_OUTPUT RACKFILE EXPECTED
 
 TOPO_TEXT is `topoar_info --text` (topology file format), HOSTINFO_OUTPUT
 the output of hostinfo ("rank R/P host H ..." lines), RACKFILE the
 cluster's "host rack" file.  EXPECTED describes the shape, e.g. "2,3" (ranks
 per node, one rack) or "1,2;2,3" (racks).  Checks: every rank sits under the
 node named after its host, every node under the rack the rack file gives,
-and the multiset of node sizes per rack equals EXPECTED.
+and the multiset of node sizes per rack equals EXPECTED.  --measured: the
+tree's racks were measured (named m0, m1, ...), so they must group the
+hosts as the rack file does, whatever their names.
 """
 import re
 import sys
@@ -47,7 +49,11 @@ def parse_topology(text):
 
 
 def main():
-    topo_text, hostinfo, rackfile, expected = sys.argv[1:5]
+    args = sys.argv[1:]
+    measured = bool(args) and args[0] == '--measured'
+    if measured:
+        args = args[1:]
+    topo_text, hostinfo, rackfile, expected = args[:4]
     where = parse_topology(open(topo_text).read())
     hosts = {}
     for line in open(hostinfo):
@@ -68,7 +74,20 @@ def main():
             errors.append('rank %d runs on %s but the tree puts it on node %s' % (r, host, node))
         want_rack = racks.get(host)
         n_racks = len(set(racks.values()))
-        if n_racks > 1 and rack != want_rack:
+        if measured and n_racks > 1:
+            # The same partition of the hosts: a rack of the tree maps to
+            # one rack of the file and back.
+            file_of = {}
+            for r2, h2 in hosts.items():
+                tree_rack = where.get(r2, (None, None))[1]
+                file_of.setdefault(tree_rack, set()).add(racks.get(h2))
+            if rack is None or file_of.get(rack) != {want_rack} or \
+                    sum(1 for v in file_of.values() if want_rack in v) != 1:
+                errors.append('rank %d: host %s (rack %s in the file) is in measured rack %s, which does '
+                              'not group the hosts as the file does' % (r, host, want_rack, rack))
+        elif measured and rack is not None:
+            errors.append('rank %d: one rack in the file but the tree measured rack %s' % (r, rack))
+        elif n_racks > 1 and rack != want_rack:
             errors.append('rank %d: host %s is in %s but the tree says rack %s' % (r, host, want_rack, rack))
     # shape: per rack, sorted node sizes
     per_rack = {}
