@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <map>
 #include <sstream>
 #include <mutex>
 #include <stdexcept>
 
+#include "model/cost_model.hpp"
 #include "planners/planners.hpp"
 
 namespace topoar {
@@ -118,9 +121,20 @@ std::vector<MeasuredNetwork>& measured_networks() {
     return nets;
 }
 
-void remember_network(const MeasuredNetwork& net) {
+// replace: the network changed (online adaptation): forget every earlier
+// measurement that shares a host with this one.
+void remember_network(const MeasuredNetwork& net, bool replace = false) {
     std::lock_guard<std::mutex> lock(measured_mutex);
     auto& nets = measured_networks();
+    if (replace)
+        nets.erase(std::remove_if(nets.begin(), nets.end(),
+                                  [&](const MeasuredNetwork& old) {
+                                      for (const std::string& h : old.hosts)
+                                          if (std::find(net.hosts.begin(), net.hosts.end(), h) != net.hosts.end())
+                                              return true;
+                                      return false;
+                                  }),
+                   nets.end());
     const std::uint64_t d = net.digest();
     for (const MeasuredNetwork& n : nets)
         if (n.digest() == d) return;
@@ -163,18 +177,24 @@ const char* to_string(NetworkSource s) {
 // Every rank takes part in the same collective steps whatever happens, so
 // a failure on one rank leaves no other waiting: its row says it failed
 // and all ranks then keep the assumed links alike.
-Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io) {
+Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, bool fresh) {
+    // Hosts in order of their lowest rank, as discovery groups them.
     std::vector<std::string> names;
     std::vector<std::vector<int>> host_ranks;
-    for (int v : topology_.nodes_at(Level::node)) {
-        names.push_back(topology_.node(v).name);
-        host_ranks.push_back(topology_.ranks_under(v));
+    std::map<std::string, std::size_t> index;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        auto ins = index.emplace(ranks[r].host, names.size());
+        if (ins.second) {
+            names.push_back(ranks[r].host);
+            host_ranks.emplace_back();
+        }
+        host_ranks[ins.first->second].push_back(static_cast<int>(r));
     }
     const int hosts = static_cast<int>(names.size());
     // Every rank advertises the same measured network, so every rank finds
     // it and restricts it alike.
     const std::uint64_t d = ranks[0].probe_digest;
-    bool same = d != 0;
+    bool same = d != 0 && !fresh;
     for (const RankInfo& r : ranks) same = same && r.probe_digest == d;
     MeasuredNetwork net;
     if (same && find_network(d, names, &net)) {
@@ -193,7 +213,7 @@ Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io) 
             return Status::ok();  // links stay assumed, on every rank alike
         }
         TOPOAR_TRY(infer_network(m, names, &net));
-        remember_network(net);
+        remember_network(net, fresh);
         network_source_ = NetworkSource::measured;
     }
     Topology measured;
@@ -238,9 +258,16 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     std::vector<int> per_node;
     for (int n : topology_.nodes_at(Level::node)) per_node.push_back(topology_.num_ranks_under(n));
     shape_ = make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
-    // auto's default table.  A pure function of the topology and the
-    // configuration, which every rank has alike: no communication needed.
-    // Not for one host when auto hands those down anyway.
+    TOPOAR_TRY(build_model_table());
+    if (network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached) ranks_ = ranks;
+    ready_ = true;
+    return Status::ok();
+}
+
+// auto's default table.  A pure function of the topology and the
+// configuration, which every rank has alike: no communication needed.
+// Not for one host when auto hands those down anyway.
+Status Engine::build_model_table() {
     if (cfg_.algorithm == Algorithm::automatic && cfg_.model_table && size_ > 1 &&
         !(cfg_.single_node_fallback && shape_.nodes <= 1)) {
         auto t0 = std::chrono::steady_clock::now();
@@ -248,7 +275,94 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
                                               &model_table_cached_));
         model_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    ready_ = true;
+    return Status::ok();
+}
+
+// The cost model's time of a prepared host call: its chunks' plans, each
+// predicted once.  0 when a plan is too large to simulate quickly.
+double Engine::predicted_seconds(const PreparedCall& call) {
+    constexpr std::size_t kMaxSteps = 200000;
+    auto of = [&](const CompiledPlan* cp) -> double {
+        CompiledPlan* p = const_cast<CompiledPlan*>(cp);  // the cache owns it; only `predicted` changes
+        if (p->predicted < 0) {
+            const DefaultTableOptions o = table_options(cfg_);
+            Plan full;
+            Prediction pr;
+            p->predicted = 0;
+            if (make_plan(p->algorithm, topology_, p->count, -1, p->options, &full) &&
+                count_steps(full, call.elem_size, o.model.segment_bytes) <= kMaxSteps &&
+                predict(topology_, full, call.elem_size, o.model, &pr))
+                p->predicted = pr.time;
+        }
+        return p->predicted;
+    };
+    const std::size_t chunks = call.num_chunks();
+    const std::size_t full = call.tail_plan ? chunks - 1 : chunks;
+    double t = static_cast<double>(full) * of(call.plan);
+    if (call.tail_plan) {
+        double tail = of(call.tail_plan);
+        if (tail <= 0) return 0;
+        t += tail;
+    }
+    return of(call.plan) > 0 ? t : 0;
+}
+
+std::string Engine::take_notice() {
+    std::string n;
+    n.swap(notice_);
+    return n;
+}
+
+Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo& io) {
+    if (!cfg_.adapt || ranks_.empty() || call.hand_down || call.plan == nullptr) return Status::ok();
+    const double predicted = predicted_seconds(call);
+    if (std::getenv("TOPOAR_PROBE_DEBUG") && rank_ == 0 && predicted <= 0)
+        std::fprintf(stderr, "adapt: no prediction for %zu bytes\n", call.count * call.elem_size);
+    if (predicted <= 0) return Status::ok();
+    window_.push_back(seconds / predicted);
+    if (static_cast<int>(window_.size()) < cfg_.adapt_interval) return Status::ok();
+    // Every rank's mean ratio of the window, gathered: the same numbers
+    // everywhere, so the same decision.
+    double mine = 0;
+    for (double r : window_) mine += r;
+    mine /= static_cast<double>(window_.size());
+    window_.clear();
+    std::vector<double> all(static_cast<std::size_t>(size_), 0.0);
+    TOPOAR_TRY(io.allgather(&mine, sizeof mine, all.data()));
+    double mean = 0;
+    for (double r : all) mean += r;
+    mean /= static_cast<double>(size_);
+    if (std::getenv("TOPOAR_PROBE_DEBUG") && rank_ == 0)
+        std::fprintf(stderr, "adapt: window mean measured/predicted %.3f (baseline %.3f, predicted %.4f s)\n", mean,
+                     baseline_, predicted);
+    if (baseline_ <= 0) {
+        // The model's own error on this machine: what later windows are
+        // compared with.
+        baseline_ = mean;
+        return Status::ok();
+    }
+    if (mean <= (1 + cfg_.adapt_threshold) * baseline_ || replans_ >= cfg_.adapt_max) return Status::ok();
+    std::ostringstream os;
+    os << "calls ran " << mean / baseline_ << "x slower than after set-up (measured/predicted " << mean
+       << " vs " << baseline_ << "): links measured again";
+    const auto t0 = std::chrono::steady_clock::now();
+    TOPOAR_TRY(measure_network(ranks_, io, /*fresh=*/true));
+    const DecisionTable before = model_table_;
+    TOPOAR_TRY(build_model_table());
+    plans_.clear();
+    plan_bytes_ = 0;
+    device_table_ = DecisionTable();
+    device_table_tried_ = false;
+    baseline_ = 0;
+    ++replans_;
+    os << " in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3
+       << " ms (re-plan " << replans_ << " of at most " << cfg_.adapt_max << ")\n"
+       << describe_network();
+    if (!model_table_.empty())
+        os << (model_table_.to_text("cost model") == before.to_text("cost model") ? "auto's table is unchanged:\n"
+                                                                                   : "auto's table now:\n")
+           << model_table_.to_text("cost model");
+    notice_ = os.str();
     return Status::ok();
 }
 
@@ -381,6 +495,9 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
         PlanOptions opts = plan_options(cfg_, elem_size, mem);
         opts.pipeline_elems = pipeline_bytes ? std::max<std::size_t>(1, pipeline_bytes / elem_size) : 0;
         TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
+        prepared->algorithm = alg;
+        prepared->count = count;
+        prepared->options = opts;
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
         prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size);
@@ -484,7 +601,7 @@ static Status run_chunks(const PreparedCall& call, void* buf, RunOne run_one) {
     return Status::ok();
 }
 
-Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer) {
+Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer, SetupIo* io) {
     if (call.hand_down) return Status::internal("run() of a call prepare() handed down");
     if (call.plan == nullptr) return Status::ok();  // nothing to move
     std::size_t need = call.plan->program.scratch_elems * call.elem_size;
@@ -498,9 +615,15 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
         if (!scratch_)
             return Status::internal("out of memory for " + std::to_string(need) + " bytes of scratch");
     }
-    return run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
+    // Only on measured links (ranks_ kept): what a file describes stays.
+    const bool timed = io && io->allgather && cfg_.adapt && !ranks_.empty() &&
+                       call.count * call.elem_size >= cfg_.adapt_min_bytes && call.mem == MemType::host;
+    const auto t0 = std::chrono::steady_clock::now();
+    TOPOAR_TRY(run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
         return executor_.run(p.program, part, scratch_.get(), call.elem_size, transport, reducer);
-    });
+    }));
+    if (!timed) return Status::ok();
+    return note_call_time(call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *io);
 }
 
 Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {

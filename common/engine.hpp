@@ -55,6 +55,13 @@ struct Decision {
 struct CompiledPlan {
     Plan plan;
     ExecProgram program;
+    // The cost model's time for the plan (online adaptation), computed at
+    // its first timed call from the full plan (plan holds this rank's
+    // part only); < 0: not yet, 0: not predicted (too large).
+    double predicted = -1;
+    Algorithm algorithm = Algorithm::automatic;
+    std::size_t count = 0;
+    PlanOptions options;
 };
 
 // prepare()'s answer: either hand the call down (with the reason), or run
@@ -137,6 +144,18 @@ struct EngineConfig {
     bool probe = true;
     ProbeOptions probe_options;
     bool node_link_given = false;  // coll_topoar_node_link was set
+    // coll_topoar_adapt, _adapt_interval, _adapt_threshold, _adapt_max:
+    // online adaptation on measured links.  Calls of at least
+    // adapt_min_bytes are timed against the cost model's prediction; every
+    // adapt_interval of them the ranks compare notes, and when they ran
+    // more than adapt_threshold slower (relative) than in the first window
+    // after set-up, the links are measured again and the table and plans
+    // rebuilt, at most adapt_max times per communicator.
+    bool adapt = true;
+    int adapt_interval = 8;
+    double adapt_threshold = 0.5;
+    int adapt_max = 4;
+    std::size_t adapt_min_bytes = std::size_t(1) << 20;
     // coll_topoar_gpu_link, _gpu_nic_link, _gpu_model_overhead: the cost
     // model for device buffers (model/device_model.hpp; its table:
     // build_device_default_table).
@@ -249,7 +268,18 @@ public:
     // anything moved (the caller falls back).
     Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call);
     // In-place all-reduce of buf with a prepared call (host executor).
-    Status run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer);
+    // io: for online adaptation (the ranks' agreement and the probes);
+    // nullptr: no adaptation on this call.
+    Status run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer, SetupIo* io = nullptr);
+    // What online adaptation did since the last call of this (empty:
+    // nothing), for verbose output; and how often it re-measured.
+    std::string take_notice();
+    int replans() const { return replans_; }
+    // Online adaptation after a timed call of `seconds` (run() calls it;
+    // public for tests).  Collective at window ends: every rank reaches it
+    // at the same call (the calls are collective and the timing rule is
+    // alike).
+    Status note_call_time(const PreparedCall& call, double seconds, SetupIo& io);
     // The same prepared call on device memory, through a stream-ordered
     // device transport (device_executor.hpp).
     Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport);
@@ -259,7 +289,9 @@ public:
                      Reducer& reducer, Algorithm* used);
 
 private:
-    Status measure_network(const std::vector<RankInfo>& ranks, SetupIo& io);
+    Status measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, bool fresh = false);
+    Status build_model_table();
+    double predicted_seconds(const PreparedCall& call);
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
                     std::size_t pipeline_bytes, MemType mem, const CompiledPlan** out);
     Algorithm builtin_choice(std::size_t bytes) const;
@@ -277,6 +309,11 @@ private:
     MeasuredNetwork measured_;
     double probe_seconds_ = 0;
     std::string probe_problem_;  // why measured links were not used
+    std::vector<RankInfo> ranks_;  // the set-up records (re-measuring needs them)
+    std::vector<double> window_;   // measured / predicted of this window's timed calls
+    double baseline_ = 0;          // the first window's mean ratio across ranks
+    int replans_ = 0;
+    std::string notice_;
     // auto's table for device buffers across hosts (model/device_model.hpp),
     // built at the first device call (host-only programs never pay for it);
     // every rank builds the same one from the same data, no communication.

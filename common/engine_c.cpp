@@ -39,6 +39,11 @@ using namespace topoar;
 
 struct topoar_engine {
     Engine engine;
+    // The set-up I/O, kept for online adaptation during calls (its
+    // callbacks and context stay valid as long as the communicator).
+    bool has_io = false;
+    topoar_transport_t io_transport{};
+    topoar_setup_io_t io{};
     std::string error;
     std::string description;
     std::string origin;  // topoar_engine_last_origin's buffer
@@ -292,6 +297,10 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
         }
         Status s;
         if (io && io->transport && io->allgather) {
+            e->io_transport = *io->transport;
+            e->io = *io;
+            e->io.transport = &e->io_transport;
+            e->has_io = true;
             CallbackTransport t(*io->transport);
             SetupIo sio;
             sio.transport = &t;
@@ -347,7 +356,20 @@ int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, 
             return fail(e, Status::internal("run: the call is not the last one prepared on this engine"));
         CallbackTransport t(*transport);
         CallbackReducer r(*reducer);
-        Status s = e->engine.run(p, buf, t, r);
+        if (!e->has_io) {
+            Status s = e->engine.run(p, buf, t, r);
+            return s ? TOPOAR_OK : fail(e, s);
+        }
+        CallbackTransport probes(e->io_transport);
+        SetupIo sio;
+        sio.transport = &probes;
+        const topoar_setup_io_t* io = &e->io;
+        sio.allgather = [io](const void* mine, std::size_t bytes, void* gathered) {
+            return io->allgather(io->ctx, mine, bytes, gathered) == 0
+                       ? Status::ok()
+                       : Status(Code::transport_error, "allgather of " + std::to_string(bytes) + " bytes failed");
+        };
+        Status s = e->engine.run(p, buf, t, r, &sio);
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("allreduce: out of memory"));
@@ -397,6 +419,15 @@ const char* topoar_engine_last_origin(topoar_engine_t* e) {
 }
 
 const char* topoar_engine_error(const topoar_engine_t* e) { return e->error.c_str(); }
+
+const char* topoar_engine_notice(topoar_engine_t* e) {
+    try {
+        e->description = e->engine.take_notice();
+    } catch (...) {
+        e->description.clear();
+    }
+    return e->description.empty() ? nullptr : e->description.c_str();
+}
 
 const char* topoar_engine_describe(topoar_engine_t* e) {
     try {

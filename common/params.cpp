@@ -1,5 +1,7 @@
 #include "params.hpp"
 
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -18,6 +20,17 @@ Status parse_bool(const std::string& v, bool* out) {
     if (v == "1" || v == "true" || v == "yes") *out = true;
     else if (v == "0" || v == "false" || v == "no") *out = false;
     else return Status::invalid("not a boolean (1 or 0)");
+    return Status::ok();
+}
+
+// A decimal integer (an MCA int: the glue hands it over as text).
+Status parse_int(const std::string& v, int* out) {
+    char* end = nullptr;
+    errno = 0;
+    long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || end != v.c_str() + v.size() || errno != 0 || n < INT_MIN || n > INT_MAX)
+        return Status::invalid("not an integer");
+    *out = static_cast<int>(n);
     return Status::ok();
 }
 
@@ -134,6 +147,44 @@ std::vector<ParamInfo> make_table() {
          "What the link probes of coll_topoar_probe aim to take in all, e.g. '300ms' (the default); each "
          "round of concurrent host pairs gets an equal share, at least 2 ms, so slow networks and many hosts "
          "take longer and fast networks far less. Must be the same on all ranks."},
+        // Online adaptation (engine.cpp, Engine::note_call_time).
+        {"adapt", T::boolean, "1", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->adapt); },
+         "On measured links (coll_topoar_probe): time every call of 1 MiB or more against the cost "
+         "model's prediction and, when the ranks find calls persistently slower than in the first "
+         "window after set-up (coll_topoar_adapt_threshold), measure the links again and rebuild the "
+         "table and plans, all ranks at the same call. Verbose 10 says when. Must be the same on all ranks."},
+        {"adapt_interval", T::integer, "8", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) {
+             int n = 0;
+             TOPOAR_TRY(parse_int(v, &n));
+             if (n < 1 || n > 1000000) return Status::invalid("must be 1 to 1000000");
+             c->adapt_interval = n;
+             return Status::ok();
+         },
+         "Online adaptation: timed calls per window; after each window the ranks compare notes (one "
+         "allgather of one number). Must be the same on all ranks."},
+        {"adapt_threshold", T::string, "50%", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) {
+             double f = 0;
+             TOPOAR_TRY(parse_fraction(v, &f));
+             if (f <= 0) return Status::invalid("must be above 0");
+             c->adapt_threshold = f;
+             return Status::ok();
+         },
+         "Online adaptation: how much slower than the first window after set-up (relative to the cost "
+         "model's prediction) a window must run to measure the links again, '0.5' or '50%' (the default). "
+         "Must be the same on all ranks."},
+        {"adapt_max", T::integer, "4", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) {
+             int n = 0;
+             TOPOAR_TRY(parse_int(v, &n));
+             if (n < 0 || n > 1000) return Status::invalid("must be 0 to 1000");
+             c->adapt_max = n;
+             return Status::ok();
+         },
+         "Online adaptation: re-measurements per communicator at most (0: never). Must be the same on all "
+         "ranks."},
         {"socket_link", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_socket); },
          "Default link of a rank to its socket, 'BANDWIDTH[,LATENCY]' e.g. '20GB/s,0.5us'"},

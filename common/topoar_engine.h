@@ -247,6 +247,10 @@ int topoar_engine_hands_down_all(const topoar_engine_t *engine, const char **why
  * default" (valid until the next call). */
 const char *topoar_engine_last_origin(topoar_engine_t *engine);
 
+/* What online adaptation (coll_topoar_adapt) did during the last run, for
+ * verbose output, or NULL if nothing (valid until the next call). */
+const char *topoar_engine_notice(topoar_engine_t *engine);
+
 /* The last error's message ("" if none). */
 const char *topoar_engine_error(const topoar_engine_t *engine);
 

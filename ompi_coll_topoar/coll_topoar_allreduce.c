@@ -382,6 +382,12 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "run");
     }
+    if (mca_coll_topoar_component.verbose >= 10) {
+        const char *notice = topoar_engine_notice(m->engine);
+        if (NULL != notice && 0 == ompi_comm_rank(comm)) {
+            opal_output(0, "coll:topoar: %s: online adaptation: %s", comm->c_name, notice);
+        }
+    }
     return OMPI_SUCCESS;
 }
 

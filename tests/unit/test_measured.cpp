@@ -389,6 +389,67 @@ void test_engine_setup_probes(void**) {
     clear_probe_cache();
 }
 
+// Online adaptation: windows of timed calls; a window much slower than the
+// first after set-up measures again (every rank alike), at most adapt_max
+// times; a window within the threshold does nothing.
+void test_online_adaptation(void**) {
+    clear_probe_cache();
+    const int n = 4;
+    const char* host_of[] = {"a", "b", "a", "b"};
+    topoar_test::FakeNetwork network(n);
+    Gather gather(n);
+    std::vector<int> replans(n, -1);
+    std::vector<std::string> notices(n);
+    std::vector<Status> st(n);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+            std::vector<RankInfo> ranks(n);
+            for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)].host = host_of[i];
+            topoar_test::FakeTransport t(network, r);
+            SetupIo io;
+            io.transport = &t;
+            io.allgather = [&, r](const void* mine, std::size_t bytes, void* all) {
+                gather.allgather(r, mine, bytes, all);
+                return Status::ok();
+            };
+            EngineConfig cfg;
+            cfg.probe_options.total_seconds = 0.01;
+            cfg.probe_options.max_message = 64 << 10;
+            cfg.adapt_interval = 4;
+            cfg.adapt_max = 1;
+            cfg.algorithm = Algorithm::ring;
+            Engine e(r, n, cfg);
+            Status s = e.setup(ranks, &io);
+            PreparedCall call;
+            if (s) s = e.prepare(std::size_t(1) << 18, 4, MemType::host, &call);
+            // Window 1: the baseline (1 s a call); window 2: 1.4x, within
+            // the 50 % threshold; window 3: 3x, measured again; window 4
+            // (new baseline) and 5: 10x, but adapt_max is 1.
+            const double seconds[] = {1, 1.4, 3, 3, 30};
+            std::string notice;
+            for (double sec : seconds)
+                for (int k = 0; k < 4 && s; ++k) {
+                    s = e.note_call_time(call, sec, io);
+                    std::string nn = e.take_notice();
+                    if (!nn.empty()) notice += nn;
+                    if (s && !nn.empty()) s = e.prepare(std::size_t(1) << 18, 4, MemType::host, &call);
+                }
+            st[static_cast<std::size_t>(r)] = s;
+            replans[static_cast<std::size_t>(r)] = e.replans();
+            notices[static_cast<std::size_t>(r)] = notice;
+        });
+    for (auto& th : threads) th.join();
+    for (int r = 0; r < n; ++r) {
+        expect_ok(st[static_cast<std::size_t>(r)]);
+        assert_int_equal(replans[static_cast<std::size_t>(r)], 1);
+        assert_non_null(std::strstr(notices[static_cast<std::size_t>(r)].c_str(), "links measured again"));
+        // Window 3 (3x) did it, not window 2 (1.4x, within the threshold).
+        assert_non_null(std::strstr(notices[static_cast<std::size_t>(r)].c_str(), "calls ran 3x slower"));
+    }
+    clear_probe_cache();
+}
+
 void test_probe_params(void**) {
     EngineConfig c;
     assert_true(c.probe);
@@ -400,6 +461,14 @@ void test_probe_params(void**) {
     assert_non_null(std::strstr(s.message().c_str(), "coll_topoar_probe_time '0s'"));
     assert_false(static_cast<bool>(set_param(&c, "probe_time", "fast")));
     assert_false(static_cast<bool>(set_param(&c, "probe", "maybe")));
+    assert_true(c.adapt && c.adapt_interval == 8 && c.adapt_max == 4 && near(c.adapt_threshold, 0.5));
+    expect_ok(set_param(&c, "adapt_interval", "3"));
+    expect_ok(set_param(&c, "adapt_threshold", "25%"));
+    assert_true(c.adapt_interval == 3 && near(c.adapt_threshold, 0.25));
+    assert_false(static_cast<bool>(set_param(&c, "adapt_interval", "0")));
+    assert_false(static_cast<bool>(set_param(&c, "adapt_interval", "8x")));
+    assert_false(static_cast<bool>(set_param(&c, "adapt_max", "-1")));
+    assert_false(static_cast<bool>(set_param(&c, "adapt_threshold", "0")));
 }
 
 }  // namespace
@@ -415,6 +484,7 @@ int main() {
         cmocka_unit_test(test_discover_measured),
         cmocka_unit_test(test_run_probe),
         cmocka_unit_test(test_engine_setup_probes),
+        cmocka_unit_test(test_online_adaptation),
         cmocka_unit_test(test_probe_params),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
