@@ -150,6 +150,53 @@ bool find_network(std::uint64_t digest, const std::vector<std::string>& hosts, M
         if (n.digest() == digest) return n.restrict_to(hosts, out);
     return false;
 }
+
+// The widest measured network of this process that holds all `hosts`,
+// restricted to them.
+bool find_covering(const std::vector<std::string>& hosts, MeasuredNetwork* out) {
+    std::lock_guard<std::mutex> lock(measured_mutex);
+    for (const MeasuredNetwork& n : measured_networks())
+        if (n.restrict_to(hosts, out)) return true;
+    return false;
+}
+
+// The lowest rank with a network holding every host of the communicator
+// sends it to the others (point-to-point; sizes known from one allgather):
+// ranks that measured in different earlier communicators agree on one
+// measurement instead of probing again.  False: nobody has one.
+Status share_network(const std::vector<std::string>& names, int rank, int size, SetupIo& io, MeasuredNetwork* net,
+                     bool* shared) {
+    *shared = false;
+    MeasuredNetwork mine;
+    std::string bytes;
+    if (find_covering(names, &mine)) bytes = mine.to_bytes();
+    const std::uint64_t len = bytes.size();
+    std::vector<std::uint64_t> lens(static_cast<std::size_t>(size), 0);
+    TOPOAR_TRY(io.allgather(&len, sizeof len, lens.data()));
+    int src = -1;
+    for (int r = 0; r < size && src < 0; ++r)
+        if (lens[static_cast<std::size_t>(r)] > 0) src = r;
+    if (src < 0) return Status::ok();
+    Transport& t = *io.transport;
+    if (rank == src) {
+        for (int r = 0; r < size; ++r) {
+            if (r == src) continue;
+            Transport::Request req = nullptr;
+            TOPOAR_TRY(t.isend(bytes.data(), bytes.size(), r, &req));
+            TOPOAR_TRY(t.wait(&req));
+        }
+        *net = std::move(mine);
+    } else {
+        std::string in(static_cast<std::size_t>(lens[static_cast<std::size_t>(src)]), '\0');
+        Transport::Request req = nullptr;
+        TOPOAR_TRY(t.irecv(&in[0], in.size(), src, &req));
+        TOPOAR_TRY(t.wait(&req));
+        if (!MeasuredNetwork::from_bytes(in, net) || net->hosts != names)
+            return Status::internal("the measured network rank " + std::to_string(src) + " sent does not read back");
+    }
+    *shared = true;
+    return Status::ok();
+}
 }  // namespace
 
 std::uint64_t probe_cache_digest() {
@@ -197,7 +244,12 @@ Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, 
     bool same = d != 0 && !fresh;
     for (const RankInfo& r : ranks) same = same && r.probe_digest == d;
     MeasuredNetwork net;
-    if (same && find_network(d, names, &net)) {
+    bool found = same && find_network(d, names, &net), shared = false;
+    if (!found && !fresh) {
+        TOPOAR_TRY(share_network(names, rank_, size_, io, &net, &shared));
+        if (shared) remember_network(net);
+    }
+    if (found || shared) {
         network_source_ = NetworkSource::cached;
     } else {
         const auto t0 = std::chrono::steady_clock::now();

@@ -210,6 +210,72 @@ bool MeasuredNetwork::restrict_to(const std::vector<std::string>& names, Measure
     return true;
 }
 
+namespace {
+
+template <typename T>
+void put(std::string* out, const T& v) {
+    out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+template <typename T>
+bool get(const std::string& in, std::size_t* at, T* v) {
+    if (in.size() - *at < sizeof(T) || *at > in.size()) return false;
+    std::memcpy(v, in.data() + *at, sizeof(T));
+    *at += sizeof(T);
+    return true;
+}
+
+}  // namespace
+
+std::string MeasuredNetwork::to_bytes() const {
+    std::string out;
+    put(&out, static_cast<std::uint32_t>(hosts.size()));
+    put(&out, static_cast<std::uint32_t>(rack_up.size()));
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        put(&out, static_cast<std::uint32_t>(hosts[i].size()));
+        out += hosts[i];
+        put(&out, host_up[i].bandwidth);
+        put(&out, host_up[i].latency);
+        put(&out, static_cast<std::int32_t>(rack_of[i]));
+        put(&out, local_bw[i]);
+    }
+    for (const Link& l : rack_up) {
+        put(&out, l.bandwidth);
+        put(&out, l.latency);
+    }
+    return out;
+}
+
+bool MeasuredNetwork::from_bytes(const std::string& in, MeasuredNetwork* out) {
+    std::size_t at = 0;
+    std::uint32_t n = 0, racks = 0;
+    if (!get(in, &at, &n) || !get(in, &at, &racks) || n > in.size() || racks > n) return false;
+    MeasuredNetwork net;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::uint32_t len = 0;
+        Link up;
+        std::int32_t rack = 0;
+        double local = 0;
+        if (!get(in, &at, &len) || len > in.size() - at) return false;
+        net.hosts.push_back(in.substr(at, len));
+        at += len;
+        if (!get(in, &at, &up.bandwidth) || !get(in, &at, &up.latency) || !get(in, &at, &rack) ||
+            !get(in, &at, &local) || rack < -1 || rack >= static_cast<std::int32_t>(racks))
+            return false;
+        net.host_up.push_back(up);
+        net.rack_of.push_back(rack);
+        net.local_bw.push_back(local);
+    }
+    for (std::uint32_t g = 0; g < racks; ++g) {
+        Link l;
+        if (!get(in, &at, &l.bandwidth) || !get(in, &at, &l.latency)) return false;
+        net.rack_up.push_back(l);
+    }
+    if (at != in.size()) return false;
+    *out = std::move(net);
+    return true;
+}
+
 std::string rounded_rate(double bytes_per_second, bool in_bits) {
     static const char* const bit_units[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
     static const char* const byte_units[] = {"B/s", "KB/s", "MB/s", "GB/s", "TB/s"};

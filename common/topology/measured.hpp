@@ -81,6 +81,10 @@ struct MeasuredNetwork {
     bool restrict_to(const std::vector<std::string>& names, MeasuredNetwork* out) const;
     // One line per host and rack, for verbose output.
     std::string describe() const;
+    // As bytes for another rank of the same job (same architecture) and
+    // back; from_bytes refuses anything malformed.
+    std::string to_bytes() const;
+    static bool from_bytes(const std::string& bytes, MeasuredNetwork* out);
 };
 
 // Rates and times at three significant digits, for people ("512Mbit/s",
