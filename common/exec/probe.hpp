@@ -14,7 +14,8 @@
 //   |<-- ack (1 byte) --------|      acknowledgement of A's
 //   ...  s = 4 KiB, x4 while the next stream fits 40 % of the round's
 //        time (and s stays within the largest message), then the last two
-//        sizes once more; the rate is the slope between them at their
+//        sizes again (smaller, larger, smaller: each right after a stream
+//        at least as large); the rate is the slope between them at their
 //        best times (fixed costs and a token bucket's burst cancel)
 //
 // Sessions of one round run at the same time (pairs that share an uplink
