@@ -44,6 +44,10 @@
 #include "topoar_cuda.h"
 #include "topoar_reduce.h"
 
+#if defined(TOPOAR_HAVE_MPIX_QUERY_CUDA_SUPPORT)
+#include "mpi-ext.h"
+#endif
+
 enum { NCCL_NEW = 0, NCCL_READY = 1, NCCL_OFF = -1 };
 
 typedef struct topoar_gpu_state {
@@ -69,6 +73,42 @@ static int nccl_alg = -1;
 
 /* ---- open / close ------------------------------------------------------- */
 
+/* Whether device buffers of the calls topoar hands down may go to the
+ * previous module as they are: decided once, here, from
+ * coll_topoar_cuda_aware_mpi and (auto) the MPI library's own answer.
+ * MPIX_Query_cuda_support() is Open MPI's extension (mpi-ext.h); where the
+ * build did not find it, auto cannot ask and stages.  Debian's Open MPI
+ * 4.1.4 has the function and answers 0. */
+static void cuda_aware_open(void)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    const size_t n = sizeof cm->cuda_aware_why;
+
+    cm->cuda_aware = false;
+    switch (cm->cuda_aware_mpi) {
+    case TOPOAR_CUDA_AWARE_NEVER:
+        snprintf(cm->cuda_aware_why, n, "not asked: coll_topoar_cuda_aware_mpi never");
+        break;
+    case TOPOAR_CUDA_AWARE_ALWAYS:
+        cm->cuda_aware = true;
+        snprintf(cm->cuda_aware_why, n, "assumed without asking: coll_topoar_cuda_aware_mpi always");
+        break;
+    default: {
+#if defined(TOPOAR_HAVE_MPIX_QUERY_CUDA_SUPPORT)
+        int answer = MPIX_Query_cuda_support();
+        cm->cuda_aware = 0 != answer;
+        snprintf(cm->cuda_aware_why, n, "MPIX_Query_cuda_support() returned %d", answer);
+#else
+        snprintf(cm->cuda_aware_why, n, "not asked: built without MPIX_Query_cuda_support (no mpi-ext.h with it)");
+#endif
+        break;
+    }
+    }
+    opal_output_verbose(10, cm->output, "coll:topoar: CUDA-aware MPI underneath: %s (%s): device buffers of calls "
+                        "handed to the previous module %s", cm->cuda_aware ? "yes" : "no", cm->cuda_aware_why,
+                        cm->cuda_aware ? "go to it as they are" : "are staged through pinned host memory");
+}
+
 void mca_coll_topoar_gpu_open(void)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
@@ -77,6 +117,7 @@ void mca_coll_topoar_gpu_open(void)
     char why[256] = "";
 
     cm->gpu = NULL;
+    cuda_aware_open();
     nccl_alg = topoar_algorithm_from_name("nccl");
     if (!cm->cuda || NULL == cm->cuda_library || '\0' == cm->cuda_library[0]) {
         opal_output_verbose(10, cm->output, "coll:topoar: GPU path off (coll_topoar_cuda 0)");
@@ -102,8 +143,10 @@ void mca_coll_topoar_gpu_open(void)
         return;
     }
     cm->gpu = api;
-    opal_output_verbose(10, cm->output, "coll:topoar: GPU path on (%s%s)", cm->cuda_library,
-                        api->have_nccl && cm->nccl ? ", NCCL" : ", staging only");
+    (void) api->mem_type_cache(cm->mem_type_cache ? 1 : 0);
+    opal_output_verbose(10, cm->output, "coll:topoar: GPU path on (%s%s; memory-type cache of host pointers %s)",
+                        cm->cuda_library, api->have_nccl && cm->nccl ? ", NCCL" : ", staging only",
+                        cm->mem_type_cache ? "on" : "off");
 }
 
 void mca_coll_topoar_gpu_close(void)
@@ -211,6 +254,19 @@ static int staged_previous(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, c
     char *base, *hs, *hr;
     int rc;
 
+    if (mca_coll_topoar_component.cuda_aware) {
+        /* A CUDA-aware MPI underneath takes device pointers itself.  What
+         * topoar promises of its own reads holds for it too (docs/gpu.md,
+         * "Stream semantics"): the legacy stream's earlier work -- a
+         * pageable cudaMemcpy H2D whose DMA may still be in flight -- is
+         * complete first, whatever stream the MPI underneath copies on. */
+        if (0 != GPU->default_stream_sync()) {
+            return gpu_error(comm, "cudaStreamSynchronize(0) before handing device buffers down");
+        }
+        rc = mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
+        mca_coll_topoar_set_last_path(TOPOAR_PATH_DEVICE_DOWN);
+        return rc;
+    }
     span_of(dtype, count, &first, &span);
     second = (span + 63) & ~(size_t) 63; /* sbuf's copy: after rbuf's, 64-byte aligned */
     base = (char *) pinned(g, second + span);

@@ -12,7 +12,8 @@
 #   3. (as root) the same across the hosts of an emulated cluster, the fake
 #      NCCL talking TCP between network namespaces.
 # Environment (set by make check): TOPOAR_BUILDDIR, TOPOAR_SRCDIR,
-# TOPOAR_COMPONENT_DIR, OMPI_PKGLIBDIR, MPIRUN.
+# TOPOAR_COMPONENT_DIR, OMPI_PKGLIBDIR, MPIRUN; TOPOAR_NO_CLUSTER=1 skips
+# part 3 (on a machine shared with other emulated clusters).
 set -u
 build=${TOPOAR_BUILDDIR:?run through make check}
 src=${TOPOAR_SRCDIR:?run through make check}
@@ -41,6 +42,16 @@ check() {  # check NAME PATTERN COMMAND...: exit 0 and output matching PATTERN
     local name=$1 pattern=$2; shift 2
     local log="$logdir/run.log" t0=$SECONDS
     if "$@" >"$log" 2>&1 && grep -qE -- "$pattern" "$log"; then
+        passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
+    else
+        failed=$((failed + 1)); echo "FAIL: $name"; grep -v "^run case" "$log" | tail -n 25 | sed 's/^/    /'
+    fi
+}
+
+check2() {  # check2 NAME PATTERN1 PATTERN2 COMMAND...: exit 0 and output matching both
+    local name=$1 p1=$2 p2=$3; shift 3
+    local log="$logdir/run.log" t0=$SECONDS
+    if "$@" >"$log" 2>&1 && grep -qE -- "$p1" "$log" && grep -qE -- "$p2" "$log"; then
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
     else
         failed=$((failed + 1)); echo "FAIL: $name"; grep -v "^run case" "$log" | tail -n 25 | sed 's/^/    /'
@@ -90,8 +101,67 @@ check "fake: two ranks on one device, NCCL refuses, staged, np=3" "NCCL off on t
     "${mpi[@]}" -x LD_LIBRARY_PATH="$fake" -x FAKECUDA_DEVICES=1 -np 3 --mca coll_topoar_verbose 1 \
     --mca coll_topoar_single_node_fallback 0 "$bin" --quick --device --expect-topoar --expect-path staged
 
+# CUDA-aware MPI underneath (coll_topoar_cuda_aware_mpi): Debian's Open MPI
+# says no, so what topoar hands down is staged; "always" gives device
+# pointers to the previous module as they are -- with the fake's device
+# memory made host-accessible (what a CUDA-aware MPI can use) it works, with
+# the usual PROT_NONE device memory tuned faults: proof they went unstaged.
+# A topology file that cannot be read turns topoar off on every
+# communicator, so every device call is handed down.
+down=(--mca coll_topoar_topology_file /nonexistent/topoar-topology)
+check2 "fake: CUDA-aware MPI asked at open: no, hand-downs staged (every call path 6), np=3" \
+    "CUDA-aware MPI underneath: no \(MPIX_Query_cuda_support\(\) returned 0\)" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" "${down[@]}" -np 3 --mca coll_topoar_verbose 10 "$bin" --quick --device \
+    --expect-path down
+check2 "fake: coll_topoar_cuda_aware_mpi never: not asked, staged, np=2" \
+    "CUDA-aware MPI underneath: no \(not asked: coll_topoar_cuda_aware_mpi never\)" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" "${down[@]}" -np 2 --mca coll_topoar_verbose 10 --mca coll_topoar_cuda_aware_mpi never \
+    "$bin" --quick --device --expect-path down
+check2 "fake: coll_topoar_cuda_aware_mpi always, host-accessible device memory: unstaged (path 7), np=3" \
+    "CUDA-aware MPI underneath: yes \(assumed without asking" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" "${down[@]}" -x FAKECUDA_HOST_ACCESSIBLE=1 -np 3 --mca coll_topoar_verbose 10 \
+    --mca coll_topoar_cuda_aware_mpi always "$bin" --quick --device --expect-path device-down
+log="$logdir/unstaged.log"
+if timeout -k 10 120 "${mpi[@]}" "${fakeenv[@]}" "${down[@]}" -np 2 --mca coll_topoar_cuda_aware_mpi always \
+    "$bin" --quick --device >"$log" 2>&1; then
+    failed=$((failed + 1)); echo "FAIL: cuda_aware_mpi always with PROT_NONE device memory: the job passed (staged?)"
+elif grep -qE "signal 11|Segmentation fault" "$log"; then
+    passed=$((passed + 1)); echo "PASS: cuda_aware_mpi always with PROT_NONE device memory: the previous module faults"
+else
+    failed=$((failed + 1)); echo "FAIL: cuda_aware_mpi always with PROT_NONE device memory: failed, but not by a fault"
+    tail -n 15 "$log" | sed 's/^/    /'
+fi
+
+# The memory-type question's cache of host pointers (tests/gpu/mem_type_cost:
+# the fake counts cudaPointerGetAttributes calls), and the parameter that
+# turns it off reaching the library: back-to-back calls on the same host
+# buffers query a handful of pointers with the cache, two per call without.
+memcost="$build/tests/gpu/mem_type_cost"
+check "fake: memory-type cache: host pointers queried once, device pointers on every call" "all answers right" \
+    env LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKECUDA_DEVICES=2 "$memcost" --quick "$cudalib"
+sed 's/^/    /' "$logdir/run.log" | grep "ns/call"
+soak="$build/tests/mpi/soak"
+for cache in 1 0; do
+    log="$logdir/cache$cache.log"
+    if "${mpi[@]}" "${fakeenv[@]}" -x FAKECUDA_TRACE=1 -np 2 --mca coll_topoar_mem_type_cache $cache \
+        "$soak" --cycles 0 --calls 2000 >"$log" 2>&1; then
+        q=$(grep -c "cudaPointerGetAttributes" "$log")
+        # at least one query per call and rank without the cache (soak
+        # alternates MPI_IN_PLACE: one or two pointers a call)
+        if { [ $cache = 1 ] && [ "$q" -lt 200 ]; } || { [ $cache = 0 ] && [ "$q" -ge 4000 ]; }; then
+            passed=$((passed + 1)); echo "PASS: fake: mem_type_cache $cache: $q pointer queries for 2 x 2000 host calls"
+        else
+            failed=$((failed + 1)); echo "FAIL: fake: mem_type_cache $cache: $q pointer queries for 2 x 2000 host calls"
+        fi
+    else
+        failed=$((failed + 1)); echo "FAIL: fake: soak with mem_type_cache $cache"; tail -5 "$log"
+    fi
+done
+
 # 3. Two emulated hosts (2 + 3 ranks): the fake NCCL over TCP between them.
-if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v tc >/dev/null; then
+if [ -n "${TOPOAR_NO_CLUSTER:-}" ]; then
+    echo "SKIP: emulated cluster (TOPOAR_NO_CLUSTER is set)"
+elif [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v tc >/dev/null; then
     tc="$src/tests/cluster/topoar-cluster"
     name="gt$$"; name=${name:0:10}
     trap '"$tc" down --name "$name" >/dev/null 2>&1; rm -rf "$logdir"' EXIT
