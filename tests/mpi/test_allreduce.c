@@ -48,7 +48,12 @@
  *                           topoar handles ran path P (nccl: topoar's plan
  *                           over NCCL or ncclAllReduce; staged: through
  *                           pinned host memory), read from
- *                           coll_topoar_allreduce_last_path
+ *                           coll_topoar_allreduce_last_path;
+ *                           with --device alone, P down (staged to the
+ *                           previous module) or device-down (device
+ *                           buffers given to it as they are, a CUDA-aware
+ *                           MPI underneath): every call of count >= 1 on a
+ *                           communicator of 2 or more ranks went that way
  *
  * Known library bugs worked around (detected, noted in the output):
  *  - Open MPI 4.1.x op/avx saturates 8/16-bit integer sums on overflow
@@ -85,6 +90,7 @@ static int opt_verbose = 0;
 static int opt_timing = 0;
 static int opt_device = 0;   /* 1: --device, 2: --device-mixed */
 static int opt_expect_path = 0; /* 0: any; else TOPOAR_PATH_* value */
+static int opt_path_every = 0;  /* the path applies to every call (down, device-down) */
 static long n_path_bad = 0;
 static uint64_t opt_seed = 0x746f706f6172ULL; /* "topoar" */
 static char opt_relax[1024] = "";
@@ -1138,7 +1144,14 @@ static int do_call(const cctx *c, const case_t *cs, bufs_t *b)
     if (r_on_dev) dev_back(b->rraw, dr, b->bytes);
     if (ds && s_on_dev) dev_back(b->sraw, ds, b->bytes);
     if (opt_device == 2 && !r_on_dev) return rc; /* host result: no device path to assert */
-    if (rc == MPI_SUCCESS && opt_expect && opt_expect_path && c->size >= 2 && pv_class(c, cs) == PV_HANDLED) {
+    if (rc == MPI_SUCCESS && opt_path_every && c->size >= 2 && cs->count > 0) { /* count 0: MPI returns first */
+        int got = last_path();
+        if (got != opt_expect_path) {
+            printf("FAIL rank %d (world %d): comm=%s type=%s op=%s count=%zu: last_path %d, expected %d\n",
+                   c->rank, world_rank, c->name, T[cs->t].name, O[cs->op].name, cs->count, got, opt_expect_path);
+            n_path_bad++;
+        }
+    } else if (rc == MPI_SUCCESS && opt_expect && opt_expect_path && c->size >= 2 && pv_class(c, cs) == PV_HANDLED) {
         int got = last_path();
         /* nccl: topoar's plan over NCCL (3) or ncclAllReduce itself (4) */
         /* long double has no device kernel: staged (5) by design */
@@ -1614,8 +1627,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--device-mixed")) opt_device = 2;
         else if (!strcmp(argv[i], "--expect-path") && i + 1 < argc) {
             i++;
-            opt_expect_path = !strcmp(argv[i], "nccl") ? 3 : !strcmp(argv[i], "staged") ? 5 : -1;
-            if (opt_expect_path < 0) { fprintf(stderr, "--expect-path: nccl or staged\n"); return 2; }
+            opt_expect_path = !strcmp(argv[i], "nccl") ? 3 : !strcmp(argv[i], "staged") ? 5
+                              : !strcmp(argv[i], "down") ? 6 : !strcmp(argv[i], "device-down") ? 7 : -1;
+            opt_path_every = opt_expect_path == 6 || opt_expect_path == 7;
+            if (opt_expect_path < 0) {
+                fprintf(stderr, "--expect-path: nccl, staged, down or device-down\n");
+                return 2;
+            }
         }
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) opt_seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--relax") && i + 1 < argc) snprintf(opt_relax, sizeof(opt_relax), "%s", argv[++i]);
