@@ -74,6 +74,8 @@ enum {
     TOPOAR_PATH_STAGED_DOWN = 6,    /* device buffers via pinned host memory, previous module */
     TOPOAR_PATH_DEVICE_DOWN = 7,    /* device buffers given to the previous module as they are
                                      * (a CUDA-aware MPI under topoar) */
+    TOPOAR_PATH_NCCL_HIER = 8,      /* device buffers by nccl_hier: NCCL inside the hosts,
+                                     * topoar's plans across them */
 };
 
 OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;

@@ -172,7 +172,8 @@ static int register_pvars(void)
         "2 host buffers handed down, 3 device buffers by topoar's plan over NCCL, 4 device buffers by "
         "ncclAllReduce, 5 device buffers staged through pinned host memory by topoar's plan, 6 device "
         "buffers staged through pinned host memory to the previous module, 7 device buffers given to the "
-        "previous module as they are (CUDA-aware MPI)",
+        "previous module as they are (CUDA-aware MPI), 8 device buffers by nccl_hier (NCCL inside the "
+        "hosts, topoar's plans across them)",
         OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
         MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
         NULL, NULL, NULL, &mca_coll_topoar_component.last_path);

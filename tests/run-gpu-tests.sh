@@ -9,6 +9,8 @@
 #      at np 1..4 with auto and every algorithm forced, asserting through
 #      MPI_T which path ran: NCCL, or staged through pinned host memory (NCCL
 #      off, a shared device that NCCL refuses) over ob1 and the UCX PML;
+#      nccl_hier across emulated hosts (tests/gpu/fake-hosts.sh) at np
+#      2..8; the CUDA-aware-MPI decision and the memory-type cache;
 #   3. (as root) the same across the hosts of an emulated cluster, the fake
 #      NCCL talking TCP between network namespaces.
 # Environment (set by make check): TOPOAR_BUILDDIR, TOPOAR_SRCDIR,
@@ -100,6 +102,35 @@ done
 check "fake: two ranks on one device, NCCL refuses, staged, np=3" "NCCL off on this communicator.*Duplicate GPU" \
     "${mpi[@]}" -x LD_LIBRARY_PATH="$fake" -x FAKECUDA_DEVICES=1 -np 3 --mca coll_topoar_verbose 1 \
     --mca coll_topoar_single_node_fallback 0 "$bin" --quick --device --expect-topoar --expect-path staged
+
+# nccl_hier across emulated hosts (tests/gpu/fake-hosts.sh gives each rank
+# a host name for topoar's discovery; Open MPI and the fake NCCL still see
+# one machine): uneven hosts at np 2..8, NCCL's reduce-scatter/all-gather
+# on the per-host communicators (ncclCommSplit), the shard plans across
+# them; the sub-communicators of the test (parity, without rank 0,
+# reversed) make further layouts.  The path of every call is asserted:
+# 8 for the pairs NCCL reduces, topoar's plan over NCCL for the others.
+check "ompi_info lists nccl_hier" "7:\"nccl_hier\"" \
+    env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
+hosts="$src/tests/gpu/fake-hosts.sh"
+for spec in 1,1 2,1 1,3 2,3 3,2,1 4,3 1,4,3 3,3,2; do
+    np=$(( ${spec//,/+} ))
+    check "fake: nccl_hier forced, emulated hosts of $spec ranks, np=$np" " 0 failed" \
+        timeout -k 10 300 "${mpi[@]}" "${fakeenv[@]}" -np $np --mca coll_topoar_allreduce_algorithm nccl_hier \
+        "$hosts" "$spec" "$bin" --quick --device --expect-topoar --expect-path nccl_hier
+done
+check2 "fake: nccl_hier, chunked calls (coll_topoar_chunk_size 4000), hosts 2,3" \
+    "nccl_hier" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 5 --mca coll_topoar_allreduce_algorithm nccl_hier \
+    --mca coll_topoar_chunk_size 4000 "$hosts" 2,3 "$bin" --quick --device --expect-topoar --expect-path nccl_hier
+# Without emulated hosts nccl_hier still runs (one host: NCCL's collectives
+# inside it, nothing across); NCCL off: staged like any plan.
+check "fake: nccl_hier forced on one host, np=3" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_allreduce_algorithm nccl_hier \
+    "$bin" --quick --device --expect-topoar --expect-path nccl_hier
+check "fake: nccl_hier forced, NCCL off: staged, hosts 2,1" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_allreduce_algorithm nccl_hier --mca coll_topoar_nccl 0 \
+    "$hosts" 2,1 "$bin" --quick --device --expect-topoar --expect-path staged
 
 # CUDA-aware MPI underneath (coll_topoar_cuda_aware_mpi): Debian's Open MPI
 # says no, so what topoar hands down is staged; "always" gives device

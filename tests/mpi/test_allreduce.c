@@ -49,6 +49,11 @@
  *                           over NCCL or ncclAllReduce; staged: through
  *                           pinned host memory), read from
  *                           coll_topoar_allreduce_last_path;
+ *                           nccl_hier: NCCL inside the hosts (path 8) for
+ *                           the pairs NCCL reduces (sum/prod/min/max on 8,
+ *                           32, 64-bit integers, float, double), topoar's
+ *                           plan over NCCL (3) for the others, long double
+ *                           staged (5);
  *                           with --device alone, P down (staged to the
  *                           previous module) or device-down (device
  *                           buffers given to it as they are, a CUDA-aware
@@ -1151,6 +1156,18 @@ static int do_call(const cctx *c, const case_t *cs, bufs_t *b)
                    c->rank, world_rank, c->name, T[cs->t].name, O[cs->op].name, cs->count, got, opt_expect_path);
             n_path_bad++;
         }
+    } else if (rc == MPI_SUCCESS && opt_expect && opt_expect_path == 8 && c->size >= 2 &&
+               pv_class(c, cs) == PV_HANDLED) {
+        /* nccl_hier: exactly the pairs NCCL reduces itself */
+        const tdesc *t = &T[cs->t];
+        int nccl_pair = cs->op <= O_MAX && ((t->bk == B_INT && (t->size == 1 || t->size == 4 || t->size == 8)) ||
+                                            (t->bk == B_FLT && (t->size == 4 || t->size == 8)));
+        int want = nccl_pair ? 8 : t->bk == B_FLT && t->size > 8 ? 5 : 3, got = last_path();
+        if (got != want) {
+            printf("FAIL rank %d (world %d): comm=%s type=%s op=%s count=%zu: last_path %d, expected %d (nccl_hier)\n",
+                   c->rank, world_rank, c->name, t->name, O[cs->op].name, cs->count, got, want);
+            n_path_bad++;
+        }
     } else if (rc == MPI_SUCCESS && opt_expect && opt_expect_path && c->size >= 2 && pv_class(c, cs) == PV_HANDLED) {
         int got = last_path();
         /* nccl: topoar's plan over NCCL (3) or ncclAllReduce itself (4) */
@@ -1628,10 +1645,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--expect-path") && i + 1 < argc) {
             i++;
             opt_expect_path = !strcmp(argv[i], "nccl") ? 3 : !strcmp(argv[i], "staged") ? 5
-                              : !strcmp(argv[i], "down") ? 6 : !strcmp(argv[i], "device-down") ? 7 : -1;
+                              : !strcmp(argv[i], "down") ? 6 : !strcmp(argv[i], "device-down") ? 7
+                              : !strcmp(argv[i], "nccl_hier") ? 8 : -1;
             opt_path_every = opt_expect_path == 6 || opt_expect_path == 7;
             if (opt_expect_path < 0) {
-                fprintf(stderr, "--expect-path: nccl, staged, down or device-down\n");
+                fprintf(stderr, "--expect-path: nccl, nccl_hier, staged, down or device-down\n");
                 return 2;
             }
         }

@@ -269,7 +269,8 @@ static void test_device_cost_params(void** state) {
     const DefaultTableOptions host = table_options(cfg);
     const DefaultTableOptions dev = device_table_options(host, cfg.gpu_model);
     assert_true(host.mem == MemType::host && dev.mem == MemType::cuda);
-    assert_true(dev.candidates == host.candidates);
+    assert_true(host.candidates == model_candidates());
+    assert_true(dev.candidates == device_model_candidates());  // the host ones, then nccl_hier
     assert_true(dev.min_gain == host.min_gain);
     assert_true(dev.min_bytes == host.min_bytes && dev.size_factor == host.size_factor);
     assert_true(dev.elem_size == host.elem_size);
