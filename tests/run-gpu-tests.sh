@@ -123,6 +123,13 @@ check2 "fake: nccl_hier, chunked calls (coll_topoar_chunk_size 4000), hosts 2,3"
     "nccl_hier" " 0 failed" \
     "${mpi[@]}" "${fakeenv[@]}" -np 5 --mca coll_topoar_allreduce_algorithm nccl_hier \
     --mca coll_topoar_chunk_size 4000 "$hosts" 2,3 "$bin" --quick --device --expect-topoar --expect-path nccl_hier
+# auto: the device table (cost model) takes nccl_hier where it predicts it
+# faster by the margin -- on two hosts of 3 PCIe GPUs for 64K-256K
+# (docs/gpu.md); the 64 KiB calls of 8-bit types go there.
+check2 "fake: auto chooses nccl_hier from the device table (hosts 3,3, gpu_link pcie)" \
+    "-> nccl_hier \(cost model\)" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 6 --mca coll_topoar_gpu_link pcie --mca coll_topoar_verbose 20 \
+    "$hosts" 3,3 "$bin" --quick --device --expect-topoar --expect-path nccl
 # Without emulated hosts nccl_hier still runs (one host: NCCL's collectives
 # inside it, nothing across); NCCL off: staged like any plan.
 check "fake: nccl_hier forced on one host, np=3" " 0 failed" \
