@@ -620,7 +620,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
             mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_NCCL_HIER);
             return OMPI_SUCCESS;
         }
-        if (!g->told_hier) {
+        if (!g->told_hier && count > 0) {
             g->told_hier = true;
             opal_output_verbose(1, cm->output, "coll:topoar: %s: nccl_hier cannot run here (%s): topoar's %s plan "
                                 "over NCCL instead", comm->c_name,
