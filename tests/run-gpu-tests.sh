@@ -123,6 +123,13 @@ check2 "fake: nccl_hier, chunked calls (coll_topoar_chunk_size 4000), hosts 2,3"
     "nccl_hier" " 0 failed" \
     "${mpi[@]}" "${fakeenv[@]}" -np 5 --mca coll_topoar_allreduce_algorithm nccl_hier \
     --mca coll_topoar_chunk_size 4000 "$hosts" 2,3 "$bin" --quick --device --expect-topoar --expect-path nccl_hier
+# No room for the per-host NCCL communicator (nccl_max_comms 1: world's
+# first NCCL communicator takes it): nccl_hier is off on that communicator,
+# said at verbose 1, and its calls run the built-in plan (results checked).
+check2 "fake: nccl_hier without its per-host communicator (nccl_max_comms 1): the built-in plan, reported" \
+    "MPI_COMM_WORLD: nccl_hier off on this communicator.*nccl_max_comms" " 0 failed" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 4 --mca coll_topoar_allreduce_algorithm nccl_hier --mca coll_topoar_verbose 1 \
+    --mca coll_topoar_nccl_max_comms 1 "$hosts" 2,2 "$bin" --quick --device --expect-topoar
 # auto: the device table (cost model) takes nccl_hier where it predicts it
 # faster by the margin -- on two hosts of 3 PCIe GPUs for 64K-256K
 # (docs/gpu.md); the 64 KiB calls of 8-bit types go there.
