@@ -308,8 +308,9 @@ static int topoar_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl);
     (void) mca_base_component_var_register(
         c, "nccl_max_comms",
-        "At most this many NCCL communicators per process (each holds device memory); communicators "
-        "beyond stage device data through the host",
+        "At most this many NCCL communicators per process (each holds device memory; nccl_hier's per-host "
+        "ones count too); communicators beyond stage device data through the host, and nccl_hier without "
+        "room for its per-host one runs the built-in plan",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl_max_comms);
     (void) mca_base_component_var_register(
         c, "check_mem_type",
