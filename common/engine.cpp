@@ -67,7 +67,8 @@ std::string table_key(const Topology& topo, const DefaultTableOptions& o) {
     std::ostringstream k;
     k.precision(17);
     const CostParams& m = o.model;
-    k << topo.to_text() << "\n" << o.elem_size << ' ' << o.plan.pipeline_elems << ' ' << o.plan.num_trees << ' ';
+    k << topo.to_text() << "\n" << o.elem_size << ' ' << o.plan.pipeline_elems << ' ' << o.plan.num_trees << ' '
+      << static_cast<int>(o.plan.hier_inter) << ' ' << o.plan.hier_small_elems << ' ';
     for (int f : o.plan.factors) k << f << ',';
     k << ' ' << static_cast<int>(m.mode) << ' ' << m.overhead << ' ' << m.gamma << ' ' << m.segment_bytes << ' '
       << m.eager_bytes << ' ' << m.unknown_bandwidth << ' ' << m.wire_efficiency << ' ' << m.handshake_queue_delay
@@ -402,6 +403,7 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
     const DecisionTable before = model_table_;
     TOPOAR_TRY(build_model_table());
     plans_.clear();
+    hier_plans_.clear();
     plan_bytes_ = 0;
     device_table_ = DecisionTable();
     device_table_tried_ = false;
@@ -520,6 +522,8 @@ PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType
     o.pipeline_elems = unit ? std::max<std::size_t>(1, unit / elem_size) : 0;
     o.num_trees = cfg.num_trees;
     o.factors = cfg.hring_factors;
+    // nccl_hier's shards across hosts: the built-in choice's threshold.
+    o.hier_small_elems = cfg.small_msg_size / elem_size;
     return o;
 }
 
@@ -569,8 +573,9 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     call->elem_size = elem_size;
     // The cache is trimmed here, before this call's plans are looked up, so
     // the ones it returns stay valid until the next prepare().
-    if (plans_.size() + 2 > kMaxCachedPlans || plan_bytes_ > kMaxCachedPlanBytes) {
+    if (plans_.size() + hier_plans_.size() + 4 > kMaxCachedPlans || plan_bytes_ > kMaxCachedPlanBytes) {
         plans_.clear();
+        hier_plans_.clear();
         plan_bytes_ = 0;
     }
     if (mem == MemType::cuda && !device_table_tried_) build_device_table();
@@ -623,6 +628,45 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     TOPOAR_TRY(s);
     call->chunk_count = chunk;
+    if (call->algorithm == Algorithm::nccl_hier && mem == MemType::cuda) {
+        // Its own plan besides the built-in one.  Unsupported (no host
+        // level) is an answer, alike on every rank: the built-in plan runs.
+        Status h = hier_plan_for(chunk, elem_size, pipeline, &call->hier);
+        if (h && tail) h = hier_plan_for(tail, elem_size, pipeline, &call->hier_tail);
+        if (!h) {
+            if (h.code() != Code::unsupported) return h;
+            call->hier = call->hier_tail = nullptr;
+            hier_why_ = h.message();
+            call->hier_why = hier_why_.c_str();
+        }
+    }
+    return Status::ok();
+}
+
+Status Engine::hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes,
+                             const HierPlan** out) {
+    auto key = std::make_tuple(count, elem_size, pipeline_bytes);
+    auto it = hier_plans_.find(key);
+    if (it == hier_plans_.end()) {
+        auto h = std::make_unique<HierPlan>();
+        PlanOptions opts = plan_options(cfg_, elem_size, MemType::cuda);
+        opts.pipeline_elems = pipeline_bytes ? std::max<std::size_t>(1, pipeline_bytes / elem_size) : 0;
+        TOPOAR_TRY(plan_nccl_hier_rank(topology_, count, rank_, opts, h.get()));
+        for (const HierShard& sh : h->owned)
+            for (const Round& r : sh.schedule.rounds) plan_bytes_ += sizeof(Round) + r.ops.size() * sizeof(Op);
+        it = hier_plans_.emplace(key, std::move(h)).first;
+    }
+    *out = it->second.get();
+    return Status::ok();
+}
+
+Status Engine::host_position(int* host, int* local, int* hosts) const {
+    if (!ready_) return Status::internal("host_position before setup");
+    HostLayout l;
+    TOPOAR_TRY(host_layout(topology_, &l));
+    *host = l.host_of[static_cast<std::size_t>(rank_)];
+    *local = l.local_of[static_cast<std::size_t>(rank_)];
+    *hosts = static_cast<int>(l.members.size());
     return Status::ok();
 }
 
@@ -678,9 +722,16 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
     return note_call_time(call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *io);
 }
 
-Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {
+Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport, bool use_hier) {
     if (call.hand_down) return Status::internal("run_device() of a call prepare() handed down");
     if (call.plan == nullptr) return Status::ok();
+    if (use_hier) {
+        if (call.hier == nullptr) return Status::internal("run_device(): the call has no nccl_hier plan");
+        return run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
+            const HierPlan& h = &p == call.tail_plan ? *call.hier_tail : *call.hier;
+            return run_device_hier(h, part, call.elem_size, transport);
+        });
+    }
     return run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
         return run_device_schedule(p.plan.of(rank_), part, call.elem_size, transport);
     });

@@ -24,6 +24,7 @@
 #include "model/device_model.hpp"
 #include "params.hpp"
 #include "plan/plan.hpp"
+#include "planners/planner_nccl_hier.hpp"
 #include "planners/planners.hpp"
 #include "status.hpp"
 #include "topology/discovery.hpp"
@@ -86,6 +87,12 @@ struct PreparedCall {
     // covers the last count % chunk_count.  chunk_count == count: one run.
     std::size_t chunk_count = 0;
     const CompiledPlan* tail_plan = nullptr;
+    // nccl_hier on device buffers: its plan for this rank (per chunk, and
+    // for the tail as above), or nullptr with the reason in hier_why
+    // (`plan` then runs, as for the pairs NCCL cannot reduce).
+    const HierPlan* hier = nullptr;
+    const HierPlan* hier_tail = nullptr;
+    const char* hier_why = nullptr;
     std::size_t num_chunks() const {
         return chunk_count ? (count + chunk_count - 1) / chunk_count : 0;
     }
@@ -281,8 +288,12 @@ public:
     // alike).
     Status note_call_time(const PreparedCall& call, double seconds, SetupIo& io);
     // The same prepared call on device memory, through a stream-ordered
-    // device transport (device_executor.hpp).
-    Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport);
+    // device transport (device_executor.hpp): `plan`, or with use_hier the
+    // call's nccl_hier plan (call.hier must be set).
+    Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport, bool use_hier = false);
+    // nccl_hier's view of this rank (set up): its host's index and its own
+    // index there, or unsupported (no host level).
+    Status host_position(int* host, int* local, int* hosts) const;
     // prepare() then run() (a hand-down is Code::unsupported with the
     // reason); for tests and tools.
     Status allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
@@ -328,6 +339,11 @@ private:
     std::map<std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, int>, std::unique_ptr<CompiledPlan>>
         plans_;
     std::size_t plan_bytes_ = 0;  // footprint of plans_
+    // nccl_hier plans by (count, elem_size, pipelining bytes): kept with
+    // plans_ and dropped with it.
+    std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::unique_ptr<HierPlan>> hier_plans_;
+    std::string hier_why_;  // why the last nccl_hier call could not plan
+    Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, const HierPlan** out);
     Executor executor_;
     std::unique_ptr<unsigned char[]> scratch_;
     std::size_t scratch_size_ = 0;

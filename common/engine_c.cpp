@@ -26,6 +26,8 @@ static_assert(TOPOAR_ORIGIN_FORCED == static_cast<int>(topoar::Origin::forced) &
                   TOPOAR_ORIGIN_HAND_DOWN == static_cast<int>(topoar::Origin::hand_down),
               "C and C++ origins differ");
 static_assert(TOPOAR_ALG_AUTO == static_cast<int>(topoar::Algorithm::automatic) &&
+                  TOPOAR_ALG_NCCL == static_cast<int>(topoar::Algorithm::nccl) &&
+                  TOPOAR_ALG_NCCL_HIER == static_cast<int>(topoar::Algorithm::nccl_hier) &&
                   topoar::kNumAlgorithms <= TOPOAR_ALG_MAX,
               "the algorithm table does not fit the C interface");
 static_assert(TOPOAR_PARAM_INT == static_cast<int>(topoar::ParamType::integer) &&
@@ -131,6 +133,22 @@ public:
     }
     Status scratch(std::size_t bytes, void** out) override { return check(t_.scratch(t_.ctx, bytes, out), "scratch"); }
     Status synchronize() override { return check(t_.synchronize(t_.ctx), "synchronize"); }
+    Status host_reduce_scatter(const void* send, void* recv, std::size_t recv_count) override {
+        if (!t_.host_reduce_scatter) return DeviceTransport::host_reduce_scatter(send, recv, recv_count);
+        return check(t_.host_reduce_scatter(t_.ctx, send, recv, recv_count), "reduce-scatter in the host");
+    }
+    Status host_reduce(const void* send, void* recv, std::size_t count, int root) override {
+        if (!t_.host_reduce) return DeviceTransport::host_reduce(send, recv, count, root);
+        return check(t_.host_reduce(t_.ctx, send, recv, count, root), "reduce in the host");
+    }
+    Status host_all_gather(const void* send, void* recv, std::size_t send_count) override {
+        if (!t_.host_all_gather) return DeviceTransport::host_all_gather(send, recv, send_count);
+        return check(t_.host_all_gather(t_.ctx, send, recv, send_count), "all-gather in the host");
+    }
+    Status host_broadcast(const void* send, void* recv, std::size_t count, int root) override {
+        if (!t_.host_broadcast) return DeviceTransport::host_broadcast(send, recv, count, root);
+        return check(t_.host_broadcast(t_.ctx, send, recv, count, root), "broadcast in the host");
+    }
 
 private:
     Status check(int rc, const char* what) const {
@@ -229,6 +247,12 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
     std::memset(out, 0, sizeof(*out));
     char host[256] = {0};
     if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown");
+    // TOPOAR_HOSTNAME: the host this process says it is on, for tests that
+    // emulate several hosts on one machine (tests/gpu/fake-hosts.sh gives
+    // each rank one).  Only topoar's discovery sees it: Open MPI's own
+    // locality, and NCCL's, still see the real host.
+    const char* fake = std::getenv("TOPOAR_HOSTNAME");
+    if (fake && *fake) std::snprintf(host, sizeof(host), "%s", fake);
     copy_name(out->host, host);
     copy_name(out->slurm_addr, std::getenv("SLURM_TOPOLOGY_ADDR"));
     copy_name(out->slurm_pattern, std::getenv("SLURM_TOPOLOGY_ADDR_PATTERN"));
@@ -337,6 +361,8 @@ int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, in
         call->mem = mem;
         call->count = count;
         call->elem_size = elem_size;
+        call->hier = p.hier != nullptr ? 1 : 0;
+        call->hier_why = p.hier_why;
         return TOPOAR_OK;
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("prepare: out of memory"));
@@ -380,15 +406,18 @@ int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, 
     }
 }
 
-int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void* buf,
-                             const topoar_device_transport_t* transport) {
+}  // extern "C"
+
+namespace {
+int run_device_call(topoar_engine_t* e, const topoar_call_t* call, void* buf,
+                    const topoar_device_transport_t* transport, bool hier) {
     try {
         const PreparedCall& p = e->call;
         if (call->count != p.count || call->elem_size != p.elem_size || call->hand_down || p.hand_down ||
             call->algorithm != static_cast<int>(p.algorithm))
             return fail(e, Status::internal("run_device: the call is not the last one prepared on this engine"));
         CallbackDeviceTransport t(*transport);
-        Status s = e->engine.run_device(p, buf, t);
+        Status s = e->engine.run_device(p, buf, t, hier);
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("allreduce (device): out of memory"));
@@ -396,6 +425,28 @@ int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void
         return fail(e, Status::internal(std::string("allreduce (device): ") + ex.what()));
     } catch (...) {
         return fail(e, Status::internal("allreduce (device): unknown exception"));
+    }
+}
+}  // namespace
+
+extern "C" {
+
+int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void* buf,
+                             const topoar_device_transport_t* transport) {
+    return run_device_call(e, call, buf, transport, false);
+}
+
+int topoar_engine_run_device_hier(topoar_engine_t* e, const topoar_call_t* call, void* buf,
+                                  const topoar_device_transport_t* transport) {
+    return run_device_call(e, call, buf, transport, true);
+}
+
+int topoar_engine_host_position(topoar_engine_t* e, int* host, int* local, int* hosts) {
+    try {
+        Status s = e->engine.host_position(host, local, hosts);
+        return s ? TOPOAR_OK : fail(e, s);
+    } catch (...) {
+        return fail(e, Status::internal("host_position: unknown exception"));
     }
 }
 

@@ -31,6 +31,10 @@ enum {
  * descriptions, how many) comes from the accessors below. */
 enum {
     TOPOAR_ALG_AUTO = 0,
+    /* The device-only algorithms the GPU path runs itself (checked against
+     * the table at compile time, engine_c.cpp). */
+    TOPOAR_ALG_NCCL = 6,
+    TOPOAR_ALG_NCCL_HIER = 7,
     TOPOAR_ALG_MAX = 32, /* every number is below this (array sizes) */
 };
 
@@ -204,6 +208,10 @@ typedef struct topoar_call {
     int mem;            /* TOPOAR_MEM_* as passed to prepare */
     size_t count;       /* elements */
     size_t elem_size;   /* bytes per element (the extent) */
+    int hier;           /* nccl_hier on device buffers: its plan is ready
+                         * (topoar_engine_run_device_hier); 0: it cannot
+                         * plan here, the reason in hier_why */
+    const char *hier_why;
 } topoar_call_t;
 
 int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_size, int mem,
@@ -229,6 +237,13 @@ typedef struct topoar_device_transport {
     int (*scratch)(void *ctx, size_t bytes, void **out);
     int (*synchronize)(void *ctx);
     const char *(*error)(void *ctx);
+    /* Collectives among the ranks of this rank's host, on the host's own
+     * communicator (nccl_hier; NULL where not provided); counts in
+     * elements, NCCL's meaning (exec/device_executor.hpp). */
+    int (*host_reduce_scatter)(void *ctx, const void *send, void *recv, size_t recv_count);
+    int (*host_reduce)(void *ctx, const void *send, void *recv, size_t count, int root);
+    int (*host_all_gather)(void *ctx, const void *send, void *recv, size_t send_count);
+    int (*host_broadcast)(void *ctx, const void *send, void *recv, size_t count, int root);
 } topoar_device_transport_t;
 
 /* topoar_engine_run() on device memory: the prepared call's plan, one
@@ -236,6 +251,19 @@ typedef struct topoar_device_transport {
  * result is in buf (the stream is synchronized). */
 int topoar_engine_run_device(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
                              const topoar_device_transport_t *transport);
+
+/* The prepared call's nccl_hier plan (call->hier nonzero) on device memory:
+ * host collectives through the transport's host_* callbacks, shard plans
+ * across hosts through send/recv (peers: comm ranks). */
+int topoar_engine_run_device_hier(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
+                                  const topoar_device_transport_t *transport);
+
+/* nccl_hier's view of this rank, after set-up: the index of its host
+ * (hosts in topology order), its index among the host's ranks (ascending
+ * comm rank), and the number of hosts; TOPOAR_ERR_UNSUPPORTED without a
+ * host level.  The same on every rank of a host: the color and key of a
+ * per-host communicator split. */
+int topoar_engine_host_position(topoar_engine_t *engine, int *host, int *local, int *hosts);
 
 /* Nonzero when every host call would be handed down (auto on a one-host
  * communicator without a rules file), whatever its size; the reason in

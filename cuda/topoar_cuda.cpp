@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdint>
 
 #include <cstdio>
 #include <cstring>
@@ -87,6 +88,84 @@ ContextGate& gate() {
     return *g;
 }
 
+// Host pointers recently classified, by exact address: what makes the
+// question cheap for a program that passes the same buffers call after call
+// (the target: < 1 % of an 8 B allreduce on host buffers, where two
+// queries of 34-111 ns were 2-5 % on an H100, docs/gpu.md).
+//
+// Why a "host" answer may be kept: with unified virtual addressing every
+// device and managed allocation lies in virtual address ranges the driver
+// reserved for itself, so an address the C library handed out (malloc, the
+// stack, mmap of the program's own) is never one of them, and stays host
+// memory for as long as it stays mapped.  Memory that is host but known to
+// CUDA is still host: cudaMallocHost/cudaHostAlloc (pinned), and
+// cudaHostRegister'd memory, registered or unregistered later.  Device
+// answers are never kept: device memory can be freed and its address range
+// reused for anything.
+//
+// The one hazard: a host buffer whose pages are unmapped (free() of a large
+// malloc block returns it with munmap) leaves its address free, and the
+// driver may later place a new reservation there (a cudaMalloc that grows
+// its pool, cuMemAddressReserve, cudaMallocManaged).  If a device buffer then
+// starts at exactly that address while it is still cached (16 addresses,
+// the most recent 2 per set), the call would be taken for a host call (the
+// previous module would crash on it; tests/gpu/mem_type_cost shows it on
+// the fake runtime, whose cudaMalloc maps memory where a freed host mapping
+// was).  Everything topoar itself
+// allocates on the device is removed from the cache (forget_range), and the
+// cache is emptied when the process first gets a CUDA context; for other
+// programs, coll_topoar_mem_type_cache 0 turns it off (docs/gpu.md).
+//
+// Lock-free and small: 8 sets of 2 slots (16 addresses), a set chosen by a
+// hash of the address, so a lookup is two relaxed loads whether it hits or
+// not (a linear scan of 16 cost device pointers, which are never cached,
+// about 8 ns more per question on the fake runtime).  A new address goes to
+// the set's first slot and pushes the old first to the second (a program's
+// sbuf and rbuf may share a set).  Any thread may insert; a reader sees a
+// slot's old or new value, both host addresses, or briefly misses an
+// address being moved: a miss only costs the query.
+constexpr int kHostCacheSets = 8, kHostCacheWays = 2;
+constexpr int kHostCacheEntries = kHostCacheSets * kHostCacheWays;
+struct HostCache {
+    std::atomic<std::uintptr_t> slot[kHostCacheEntries];
+    std::atomic<bool> enabled{true};
+    HostCache() {
+        for (auto& s : slot) s.store(0, std::memory_order_relaxed);
+    }
+};
+HostCache g_host_cache;
+
+std::atomic<std::uintptr_t>* host_cache_set(std::uintptr_t p) {
+    const std::uint64_t h = static_cast<std::uint64_t>(p) * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing
+    return &g_host_cache.slot[(h >> 61) * kHostCacheWays];
+}
+
+bool cached_host(std::uintptr_t p) {
+    const std::atomic<std::uintptr_t>* set = host_cache_set(p);
+    return set[0].load(std::memory_order_relaxed) == p || set[1].load(std::memory_order_relaxed) == p;
+}
+
+void remember_host(std::uintptr_t p) {
+    std::atomic<std::uintptr_t>* set = host_cache_set(p);
+    const std::uintptr_t first = set[0].load(std::memory_order_relaxed);
+    if (first == p) return;
+    set[1].store(first, std::memory_order_relaxed);
+    set[0].store(p, std::memory_order_relaxed);
+}
+
+// Drops every cached address in [p, p + bytes).
+void forget_range(const void* p, std::size_t bytes) {
+    const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + (bytes ? bytes : 1);
+    for (auto& s : g_host_cache.slot) {
+        std::uintptr_t v = s.load(std::memory_order_relaxed);
+        if (v >= lo && v < hi) s.compare_exchange_strong(v, 0, std::memory_order_relaxed);
+    }
+}
+
+void forget_all() {
+    for (auto& s : g_host_cache.slot) s.store(0, std::memory_order_relaxed);
+}
+
 bool cuda_in_use() {
     ContextGate& g = gate();
     if (g.in_use.load(std::memory_order_relaxed)) return true;
@@ -97,7 +176,11 @@ bool cuda_in_use() {
         int active = 0;
         used = g.primary(g.devices[i], &flags, &active) == 0 && active;
     }
-    if (used) g.in_use.store(true, std::memory_order_relaxed);
+    if (used && !g.in_use.exchange(true, std::memory_order_relaxed)) {
+        // Answers given without a context were never the driver's: start
+        // over with the driver's own.
+        forget_all();
+    }
     return used;
 }
 
@@ -126,14 +209,19 @@ int probe(char* why, size_t len) {
 
 const char* last_error() { return g_error; }
 
-int mem_type(const void* ptr) {
-    if (ptr == nullptr || !cuda_in_use()) return TOPOAR_CUDA_MEM_HOST;
+// The question itself; *sure: the answer may be cached (a classification,
+// not an error taken for "host").
+int classify(const void* ptr, bool* sure) {
+    *sure = true;
+    if (!cuda_in_use()) return TOPOAR_CUDA_MEM_HOST;  // no context: no device memory exists
     if (DriverPointerQuery q = driver_query()) {
         unsigned type = 0;
         int attr = kCuPointerAttributeMemoryType;
         void* data = &type;
-        if (q(1, &attr, &data, reinterpret_cast<unsigned long long>(ptr)) != 0)
-            return TOPOAR_CUDA_MEM_HOST;  // not a CUDA pointer (the driver keeps no error state)
+        if (q(1, &attr, &data, reinterpret_cast<unsigned long long>(ptr)) != 0) {
+            *sure = false;  // the driver keeps no error state; not a CUDA pointer, or a driver problem
+            return TOPOAR_CUDA_MEM_HOST;
+        }
         return (type == kCuMemoryTypeDevice || type == kCuMemoryTypeUnified) ? TOPOAR_CUDA_MEM_DEVICE
                                                                                : TOPOAR_CUDA_MEM_HOST;
     }
@@ -141,10 +229,28 @@ int mem_type(const void* ptr) {
     std::memset(&a, 0, sizeof a);
     if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
         (void)cudaGetLastError();
+        *sure = false;
         return TOPOAR_CUDA_MEM_HOST;
     }
     return (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) ? TOPOAR_CUDA_MEM_DEVICE
                                                                                 : TOPOAR_CUDA_MEM_HOST;
+}
+
+int mem_type(const void* ptr) {
+    if (ptr == nullptr) return TOPOAR_CUDA_MEM_HOST;
+    const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(ptr);
+    const bool cache = g_host_cache.enabled.load(std::memory_order_relaxed);
+    if (cache && cached_host(p)) return TOPOAR_CUDA_MEM_HOST;
+    bool sure = false;
+    const int t = classify(ptr, &sure);
+    if (cache && sure && t == TOPOAR_CUDA_MEM_HOST) remember_host(p);
+    return t;
+}
+
+int mem_type_cache(int enable) {
+    const bool was = g_host_cache.enabled.exchange(enable != 0, std::memory_order_relaxed);
+    forget_all();
+    return was ? 1 : 0;
 }
 
 int get_device(int* d) {
@@ -173,6 +279,11 @@ int stream_sync(void* s) {
     return 0;
 }
 
+int default_stream_sync() {
+    CUDA_CALL(cudaStreamSynchronize(nullptr));
+    return 0;
+}
+
 int host_alloc(void** p, size_t bytes) {
     CUDA_CALL(cudaMallocHost(p, bytes ? bytes : 1));
     return 0;
@@ -185,6 +296,7 @@ int host_free(void* p) {
 
 int dev_alloc(void** p, size_t bytes) {
     CUDA_CALL(cudaMalloc(p, bytes ? bytes : 1));
+    forget_range(*p, bytes);  // the one hazard of the host cache, for topoar's own allocations
     return 0;
 }
 
@@ -307,6 +419,54 @@ int nccl_allreduce(const void* sbuf, void* rbuf, size_t count, int op, int type,
     return 0;
 }
 
+int nccl_comm_split(void* comm, int color, int key, void** out) {
+    ncclComm_t c = nullptr;
+    NCCL_CALL(ncclCommSplit(static_cast<ncclComm_t>(comm), color, key, &c, nullptr));
+    *out = c;
+    return 0;
+}
+
+// The pair for a collective, or an error naming it (the caller checked
+// nccl_allreduce_supported; a pair that slips through is a bug).
+int pair_or_fail(const char* what, int op, int type, ncclRedOp_t* o, ncclDataType_t* t) {
+    if (nccl_pair(op, type, o, t)) return 0;
+    std::snprintf(g_error, sizeof g_error, "%s cannot reduce op %d on type %d", what, op, type);
+    return -1;
+}
+
+int nccl_reduce_scatter(const void* sbuf, void* rbuf, size_t recvcount, int op, int type, void* comm, void* s) {
+    ncclRedOp_t o;
+    ncclDataType_t t;
+    if (pair_or_fail("ncclReduceScatter", op, type, &o, &t)) return -1;
+    NCCL_CALL(ncclReduceScatter(sbuf, rbuf, recvcount, t, o, static_cast<ncclComm_t>(comm),
+                                static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+int nccl_reduce(const void* sbuf, void* rbuf, size_t count, int op, int type, int root, void* comm, void* s) {
+    ncclRedOp_t o;
+    ncclDataType_t t;
+    if (pair_or_fail("ncclReduce", op, type, &o, &t)) return -1;
+    NCCL_CALL(ncclReduce(sbuf, rbuf, count, t, o, root, static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+int nccl_all_gather(const void* sbuf, void* rbuf, size_t sendcount, int type, void* comm, void* s) {
+    ncclRedOp_t o;
+    ncclDataType_t t;
+    if (pair_or_fail("ncclAllGather", TOPOAR_REDOP_SUM, type, &o, &t)) return -1;
+    NCCL_CALL(ncclAllGather(sbuf, rbuf, sendcount, t, static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
+int nccl_broadcast(const void* sbuf, void* rbuf, size_t count, int type, int root, void* comm, void* s) {
+    ncclRedOp_t o;
+    ncclDataType_t t;
+    if (pair_or_fail("ncclBroadcast", TOPOAR_REDOP_SUM, type, &o, &t)) return -1;
+    NCCL_CALL(ncclBroadcast(sbuf, rbuf, count, t, root, static_cast<ncclComm_t>(comm), static_cast<cudaStream_t>(s)));
+    return 0;
+}
+
 #endif  // TOPOAR_HAVE_NCCL
 
 topoar_cuda_api_t make_api() {
@@ -316,10 +476,12 @@ topoar_cuda_api_t make_api() {
     a.probe = probe;
     a.last_error = last_error;
     a.mem_type = mem_type;
+    a.mem_type_cache = mem_type_cache;
     a.get_device = get_device;
     a.stream_create = stream_create;
     a.stream_destroy = stream_destroy;
     a.stream_sync = stream_sync;
+    a.default_stream_sync = default_stream_sync;
     a.host_alloc = host_alloc;
     a.host_free = host_free;
     a.dev_alloc = dev_alloc;
@@ -339,6 +501,11 @@ topoar_cuda_api_t make_api() {
     a.nccl_recv = nccl_recv;
     a.nccl_allreduce_supported = nccl_allreduce_supported;
     a.nccl_allreduce = nccl_allreduce;
+    a.nccl_comm_split = nccl_comm_split;
+    a.nccl_reduce_scatter = nccl_reduce_scatter;
+    a.nccl_reduce = nccl_reduce;
+    a.nccl_all_gather = nccl_all_gather;
+    a.nccl_broadcast = nccl_broadcast;
 #endif
     return a;
 }

@@ -21,7 +21,9 @@
 extern "C" {
 #endif
 
-#define TOPOAR_CUDA_ABI 1
+/* 2: mem_type_cache; NCCL split, reduce-scatter, reduce, all-gather and
+ * broadcast (the nccl_hier algorithm). */
+#define TOPOAR_CUDA_ABI 2
 
 /* topoar_cuda_api_t.mem_type results (the engine's TOPOAR_MEM_* values). */
 #define TOPOAR_CUDA_MEM_HOST 1
@@ -39,11 +41,20 @@ typedef struct topoar_cuda_api {
     /* TOPOAR_CUDA_MEM_DEVICE for device and managed memory, else HOST (any
      * error means host, and is cleared). */
     int (*mem_type)(const void *ptr);
+    /* The cache of pointers mem_type found to be host memory (exact
+     * addresses, a few entries; cuda/topoar_cuda.cpp says why that is sound
+     * and names its one hazard): on (1, the default) or off (0); emptied
+     * either way.  Returns the previous setting. */
+    int (*mem_type_cache)(int enable);
     int (*get_device)(int *device);
 
     int (*stream_create)(void **stream);
     int (*stream_destroy)(void *stream);
     int (*stream_sync)(void *stream);
+    /* Waits for the legacy default stream (stream 0), and so for every
+     * blocking stream's earlier work: before device buffers go to code that
+     * does not order itself after it (the previous module). */
+    int (*default_stream_sync)(void);
 
     int (*host_alloc)(void **ptr, size_t bytes); /* pinned */
     int (*host_free)(void *ptr);
@@ -69,6 +80,20 @@ typedef struct topoar_cuda_api {
     /* 1 if ncclAllReduce can do this op/type pair itself */
     int (*nccl_allreduce_supported)(int op, int type);
     int (*nccl_allreduce)(const void *sbuf, void *rbuf, size_t count, int op, int type, void *comm,
+                          void *stream);
+    /* ncclCommSplit of comm (collective over it): *out is the communicator
+     * of the ranks with the same color, ranked by key. */
+    int (*nccl_comm_split)(void *comm, int color, int key, void **out);
+    /* Collectives on op/type pairs nccl_allreduce_supported accepts (op is
+     * ignored by all-gather and broadcast); counts in elements, as NCCL's:
+     * reduce-scatter's is per rank (sbuf holds nranks of them), all-gather's
+     * is what each rank contributes. */
+    int (*nccl_reduce_scatter)(const void *sbuf, void *rbuf, size_t recvcount, int op, int type, void *comm,
+                               void *stream);
+    int (*nccl_reduce)(const void *sbuf, void *rbuf, size_t count, int op, int type, int root, void *comm,
+                       void *stream);
+    int (*nccl_all_gather)(const void *sbuf, void *rbuf, size_t sendcount, int type, void *comm, void *stream);
+    int (*nccl_broadcast)(const void *sbuf, void *rbuf, size_t count, int type, int root, void *comm,
                           void *stream);
 } topoar_cuda_api_t;
 

@@ -46,9 +46,22 @@ typedef struct mca_coll_topoar_component_t {
     bool nccl;                /* device data through NCCL when possible */
     bool check_mem_type;      /* verify every rank passes the same memory type */
     int nccl_max_comms;       /* NCCL communicators per process at most */
+    bool mem_type_cache;      /* cache host pointers in the memory-type question */
+    int cuda_aware_mpi;       /* TOPOAR_CUDA_AWARE_* (coll_topoar_cuda_aware_mpi) */
+    bool cuda_aware;          /* decided at open: device buffers go to the
+                               * previous module unstaged */
+    char cuda_aware_why[160]; /* how that was decided (verbose output) */
     const struct topoar_cuda_api *gpu; /* NULL: GPU path off */
     void *gpu_handle;         /* dlopen handle */
 } mca_coll_topoar_component_t;
+
+/* coll_topoar_cuda_aware_mpi: may device pointers go to the previous
+ * module (and the PML under it) without staging? */
+enum {
+    TOPOAR_CUDA_AWARE_NEVER = 0,  /* always stage through pinned host memory */
+    TOPOAR_CUDA_AWARE_AUTO = 1,   /* when MPIX_Query_cuda_support() says so */
+    TOPOAR_CUDA_AWARE_ALWAYS = 2, /* without asking (an MPI the query does not know) */
+};
 
 /* Which way the last call went (MPI_T coll_topoar_allreduce_last_path). */
 enum {
@@ -59,6 +72,10 @@ enum {
     TOPOAR_PATH_NCCL_ALLREDUCE = 4, /* device buffers, ncclAllReduce */
     TOPOAR_PATH_STAGED = 5,         /* device buffers via pinned host memory, topoar's plan */
     TOPOAR_PATH_STAGED_DOWN = 6,    /* device buffers via pinned host memory, previous module */
+    TOPOAR_PATH_DEVICE_DOWN = 7,    /* device buffers given to the previous module as they are
+                                     * (a CUDA-aware MPI under topoar) */
+    TOPOAR_PATH_NCCL_HIER = 8,      /* device buffers by nccl_hier: NCCL inside the hosts,
+                                     * topoar's plans across them */
 };
 
 OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;

@@ -44,6 +44,15 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .nccl = true,
     .check_mem_type = false,
     .nccl_max_comms = 16,
+    .mem_type_cache = true,
+    .cuda_aware_mpi = TOPOAR_CUDA_AWARE_AUTO,
+};
+
+static const mca_base_var_enum_value_t cuda_aware_values[] = {
+    {TOPOAR_CUDA_AWARE_NEVER, "never"},
+    {TOPOAR_CUDA_AWARE_AUTO, "auto"},
+    {TOPOAR_CUDA_AWARE_ALWAYS, "always"},
+    {0, NULL},
 };
 
 /* The algorithm MCA enum, built from the engine's table at register time:
@@ -162,7 +171,9 @@ static int register_pvars(void)
         "How the most recent MPI_Allreduce in this process ran: 0 none, 1 host buffers by topoar, "
         "2 host buffers handed down, 3 device buffers by topoar's plan over NCCL, 4 device buffers by "
         "ncclAllReduce, 5 device buffers staged through pinned host memory by topoar's plan, 6 device "
-        "buffers staged through pinned host memory to the previous module",
+        "buffers staged through pinned host memory to the previous module, 7 device buffers given to the "
+        "previous module as they are (CUDA-aware MPI), 8 device buffers by nccl_hier (NCCL inside the "
+        "hosts, topoar's plans across them)",
         OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
         MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
         NULL, NULL, NULL, &mca_coll_topoar_component.last_path);
@@ -297,8 +308,9 @@ static int topoar_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl);
     (void) mca_base_component_var_register(
         c, "nccl_max_comms",
-        "At most this many NCCL communicators per process (each holds device memory); communicators "
-        "beyond stage device data through the host",
+        "At most this many NCCL communicators per process (each holds device memory; nccl_hier's per-host "
+        "ones count too); communicators beyond stage device data through the host, and nccl_hier without "
+        "room for its per-host one runs the built-in plan",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl_max_comms);
     (void) mca_base_component_var_register(
         c, "check_mem_type",
@@ -306,6 +318,28 @@ static int topoar_register(void)
         "at the cost of one small allreduce per call; disagreeing calls are staged. Off: assumed, as "
         "with any CUDA-aware MPI.",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->check_mem_type);
+    (void) mca_base_component_var_register(
+        c, "mem_type_cache",
+        "Remember the last few pointers found to be host memory (exact addresses), so that a program "
+        "passing the same host buffers again pays no pointer query. Sound under unified addressing "
+        "except when a host buffer is unmapped and a device allocation then starts at exactly its "
+        "address (docs/gpu.md); 0 asks the driver on every call.",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &cm->mem_type_cache);
+    {
+        mca_base_var_enum_t *e = NULL;
+        rc = mca_base_var_enum_create("coll_topoar_cuda_aware_mpi_values", cuda_aware_values, &e);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+        (void) mca_base_component_var_register(
+            c, "cuda_aware_mpi",
+            "Device buffers of the calls topoar hands to the previous module: auto gives them unstaged when "
+            "the MPI library reports CUDA support (MPIX_Query_cuda_support, asked once when the component "
+            "opens), never always stages them through pinned host memory, always gives them unstaged "
+            "without asking. Must be the same on all ranks.",
+            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->cuda_aware_mpi);
+        OBJ_RELEASE(e);
+    }
 
     return register_pvars();
 }

@@ -12,14 +12,20 @@
  *   NCCL        topoar's plan for the call (the same Plan the host runs):
  *               one ncclGroupStart..ncclSend/ncclRecv..ncclGroupEnd per
  *               round, received segments reduced by topoar's kernels on the
- *               same stream (common/exec/device_executor.*).
+ *               same stream (common/exec/device_executor.*); or NCCL's own
+ *               ncclAllReduce (the nccl algorithm); or nccl_hier: NCCL's
+ *               reduce-scatter and all-gather on a second NCCL communicator
+ *               per host (ncclCommSplit, made at its first call), topoar's
+ *               shard plans across hosts on the first
+ *               (common/planners/planner_nccl_hier.hpp).
  *   staged      device -> pinned host -> topoar's host plan over the PML ->
  *               device: when NCCL is off or failed to set up, or the pair
  *               has no kernel.  Debian's Open MPI is not CUDA-aware, so this
  *               is also how device data crosses hosts without NCCL.
  *   staged down the same staging around the previous module: everything
  *               topoar does not take itself (user and non-commutative ops,
- *               derived datatypes, auto's one-host hand-down, failed set-up).
+ *               derived datatypes, failed set-up); without staging when a
+ *               CUDA-aware MPI is underneath (coll_topoar_cuda_aware_mpi).
  *
  * Mixed buffers (one on the host, one on the device) are first made one:
  * sbuf is copied into rbuf (any direction) and the call runs in place on
@@ -44,6 +50,10 @@
 #include "topoar_cuda.h"
 #include "topoar_reduce.h"
 
+#if defined(TOPOAR_HAVE_MPIX_QUERY_CUDA_SUPPORT)
+#include "mpi-ext.h"
+#endif
+
 enum { NCCL_NEW = 0, NCCL_READY = 1, NCCL_OFF = -1 };
 
 typedef struct topoar_gpu_state {
@@ -55,6 +65,9 @@ typedef struct topoar_gpu_state {
     void *nccl;            /* ncclComm_t */
     int nccl_state;
     int nccl_device;       /* device the NCCL communicator was made on */
+    void *nccl_host;       /* nccl_hier: ncclComm_t of this rank's host (split from nccl) */
+    int host_state;        /* NCCL_* of nccl_host */
+    bool told_hier;        /* why nccl_hier did not run was said */
 } topoar_gpu_state_t;
 
 /* NCCL communicators alive in this process, capped by
@@ -62,12 +75,45 @@ typedef struct topoar_gpu_state {
  * Set-ups in several threads reserve a place atomically (coll_topoar.h). */
 static int nccl_comms_alive = 0;
 
-/* The nccl algorithm's number, from the engine's table at open. */
-static int nccl_alg = -1;
-
 #define GPU (mca_coll_topoar_component.gpu)
 
 /* ---- open / close ------------------------------------------------------- */
+
+/* Whether device buffers of the calls topoar hands down may go to the
+ * previous module as they are: decided once, here, from
+ * coll_topoar_cuda_aware_mpi and (auto) the MPI library's own answer.
+ * MPIX_Query_cuda_support() is Open MPI's extension (mpi-ext.h); where the
+ * build did not find it, auto cannot ask and stages.  Debian's Open MPI
+ * 4.1.4 has the function and answers 0. */
+static void cuda_aware_open(void)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    const size_t n = sizeof cm->cuda_aware_why;
+
+    cm->cuda_aware = false;
+    switch (cm->cuda_aware_mpi) {
+    case TOPOAR_CUDA_AWARE_NEVER:
+        snprintf(cm->cuda_aware_why, n, "not asked: coll_topoar_cuda_aware_mpi never");
+        break;
+    case TOPOAR_CUDA_AWARE_ALWAYS:
+        cm->cuda_aware = true;
+        snprintf(cm->cuda_aware_why, n, "assumed without asking: coll_topoar_cuda_aware_mpi always");
+        break;
+    default: {
+#if defined(TOPOAR_HAVE_MPIX_QUERY_CUDA_SUPPORT)
+        int answer = MPIX_Query_cuda_support();
+        cm->cuda_aware = 0 != answer;
+        snprintf(cm->cuda_aware_why, n, "MPIX_Query_cuda_support() returned %d", answer);
+#else
+        snprintf(cm->cuda_aware_why, n, "not asked: built without MPIX_Query_cuda_support (no mpi-ext.h with it)");
+#endif
+        break;
+    }
+    }
+    opal_output_verbose(10, cm->output, "coll:topoar: CUDA-aware MPI underneath: %s (%s): device buffers of calls "
+                        "handed to the previous module %s", cm->cuda_aware ? "yes" : "no", cm->cuda_aware_why,
+                        cm->cuda_aware ? "go to it as they are" : "are staged through pinned host memory");
+}
 
 void mca_coll_topoar_gpu_open(void)
 {
@@ -77,7 +123,7 @@ void mca_coll_topoar_gpu_open(void)
     char why[256] = "";
 
     cm->gpu = NULL;
-    nccl_alg = topoar_algorithm_from_name("nccl");
+    cuda_aware_open();
     if (!cm->cuda || NULL == cm->cuda_library || '\0' == cm->cuda_library[0]) {
         opal_output_verbose(10, cm->output, "coll:topoar: GPU path off (coll_topoar_cuda 0)");
         return;
@@ -102,8 +148,10 @@ void mca_coll_topoar_gpu_open(void)
         return;
     }
     cm->gpu = api;
-    opal_output_verbose(10, cm->output, "coll:topoar: GPU path on (%s%s)", cm->cuda_library,
-                        api->have_nccl && cm->nccl ? ", NCCL" : ", staging only");
+    (void) api->mem_type_cache(cm->mem_type_cache ? 1 : 0);
+    opal_output_verbose(10, cm->output, "coll:topoar: GPU path on (%s%s; memory-type cache of host pointers %s)",
+                        cm->cuda_library, api->have_nccl && cm->nccl ? ", NCCL" : ", staging only",
+                        cm->mem_type_cache ? "on" : "off");
 }
 
 void mca_coll_topoar_gpu_close(void)
@@ -121,6 +169,10 @@ void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m)
         return;
     }
     if (NULL != GPU) {
+        if (NULL != g->nccl_host) {
+            (void) GPU->nccl_comm_destroy(g->nccl_host);
+            (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+        }
         if (NULL != g->nccl) {
             (void) GPU->nccl_comm_destroy(g->nccl);
             (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
@@ -211,6 +263,19 @@ static int staged_previous(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, c
     char *base, *hs, *hr;
     int rc;
 
+    if (mca_coll_topoar_component.cuda_aware) {
+        /* A CUDA-aware MPI underneath takes device pointers itself.  What
+         * topoar promises of its own reads holds for it too (docs/gpu.md,
+         * "Stream semantics"): the legacy stream's earlier work -- a
+         * pageable cudaMemcpy H2D whose DMA may still be in flight -- is
+         * complete first, whatever stream the MPI underneath copies on. */
+        if (0 != GPU->default_stream_sync()) {
+            return gpu_error(comm, "cudaStreamSynchronize(0) before handing device buffers down");
+        }
+        rc = mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
+        mca_coll_topoar_set_last_path(TOPOAR_PATH_DEVICE_DOWN);
+        return rc;
+    }
     span_of(dtype, count, &first, &span);
     second = (span + 63) & ~(size_t) 63; /* sbuf's copy: after rbuf's, 64-byte aligned */
     base = (char *) pinned(g, second + span);
@@ -307,6 +372,59 @@ static void nccl_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, ompi_
     }
 }
 
+/* Collective over comm, at the first nccl_hier call (every rank decides it
+ * alike): a second NCCL communicator per host, split from comm's
+ * (color: the host's index, key: the rank's index there).  Any failure on
+ * any rank leaves nccl_hier off on comm for all (its calls run topoar's
+ * plan over the first communicator). */
+static void nccl_host_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, ompi_communicator_t *comm)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    int host = 0, local = 0, hosts = 0, ok = 1, all_ok = 0, rc;
+    bool reserved = false;
+    const char *problem = NULL;
+
+    if (TOPOAR_OK != topoar_engine_host_position(m->engine, &host, &local, &hosts)) {
+        ok = 0;
+        problem = topoar_engine_error(m->engine);
+    } else if (__atomic_add_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED) > cm->nccl_max_comms) {
+        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+        ok = 0;
+        problem = "coll_topoar_nccl_max_comms NCCL communicators exist already";
+    } else {
+        reserved = true;
+    }
+    /* ncclCommSplit is collective over comm's NCCL communicator: all or none. */
+    rc = m->previous_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm, m->previous_allreduce_module);
+    if (OMPI_SUCCESS == rc && ok) {
+        if (0 != GPU->nccl_comm_split(g->nccl, host, local, &g->nccl_host)) {
+            ok = 0;
+            problem = GPU->last_error();
+            g->nccl_host = NULL;
+        }
+        all_ok = ok;
+        rc = m->previous_allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm, m->previous_allreduce_module);
+    }
+    if (OMPI_SUCCESS == rc && all_ok) {
+        g->host_state = NCCL_READY;
+        opal_output_verbose(20, cm->output, "coll:topoar: %s: nccl_hier: rank %d is rank %d of host %d of %d",
+                            comm->c_name, ompi_comm_rank(comm), local, host, hosts);
+        return;
+    }
+    if (reserved) {
+        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+    }
+    if (NULL != g->nccl_host) {
+        (void) GPU->nccl_comm_destroy(g->nccl_host);
+        g->nccl_host = NULL;
+    }
+    g->host_state = NCCL_OFF;
+    opal_output_verbose(problem ? 1 : 10, cm->output,
+                        "coll:topoar: %s: nccl_hier off on this communicator, its calls run topoar's plan over "
+                        "NCCL (rank %d: %s)", comm->c_name, ompi_comm_rank(comm),
+                        problem ? problem : "another rank failed");
+}
+
 typedef struct {
     topoar_gpu_state_t *g;
     int redop, redtype;
@@ -355,6 +473,26 @@ static int dt_sync(void *ctx)
     return GPU->stream_sync(c->g->stream);
 }
 static const char *dt_error(void *ctx) { (void) ctx; return GPU->last_error(); }
+static int dt_host_reduce_scatter(void *ctx, const void *send, void *recv, size_t recv_count)
+{
+    nccl_ctx_t *c = (nccl_ctx_t *) ctx;
+    return GPU->nccl_reduce_scatter(send, recv, recv_count, c->redop, c->redtype, c->g->nccl_host, c->g->stream);
+}
+static int dt_host_reduce(void *ctx, const void *send, void *recv, size_t count, int root)
+{
+    nccl_ctx_t *c = (nccl_ctx_t *) ctx;
+    return GPU->nccl_reduce(send, recv, count, c->redop, c->redtype, root, c->g->nccl_host, c->g->stream);
+}
+static int dt_host_all_gather(void *ctx, const void *send, void *recv, size_t send_count)
+{
+    nccl_ctx_t *c = (nccl_ctx_t *) ctx;
+    return GPU->nccl_all_gather(send, recv, send_count, c->redtype, c->g->nccl_host, c->g->stream);
+}
+static int dt_host_broadcast(void *ctx, const void *send, void *recv, size_t count, int root)
+{
+    nccl_ctx_t *c = (nccl_ctx_t *) ctx;
+    return GPU->nccl_broadcast(send, recv, count, c->redtype, root, c->g->nccl_host, c->g->stream);
+}
 
 /* ---- the call ---------------------------------------------------------------- */
 
@@ -461,10 +599,40 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     if (NCCL_NEW == g->nccl_state) {
         nccl_setup(m, g, comm);
     }
+    /* nccl_hier (forced, a rule's, or the device table's choice across
+     * hosts): NCCL inside the hosts for pairs NCCL reduces, topoar's
+     * kernels across them; else, as for nccl, the call's plan. */
+    if (call.algorithm == TOPOAR_ALG_NCCL_HIER && NCCL_READY == g->nccl_state &&
+        GPU->nccl_allreduce_supported(redop, redtype) && GPU->reduce_supported(redop, redtype)) {
+        if (call.hier && NCCL_NEW == g->host_state) {
+            nccl_host_setup(m, g, comm);
+        }
+        if (call.hier && NCCL_READY == g->host_state) {
+            nccl_ctx_t ctx = {g, redop, redtype};
+            topoar_device_transport_t dt = {&ctx, dt_group_start, dt_send, dt_recv, dt_group_end,
+                                            dt_reduce, dt_scratch, dt_sync, dt_error,
+                                            dt_host_reduce_scatter, dt_host_reduce, dt_host_all_gather,
+                                            dt_host_broadcast};
+            rc = topoar_engine_run_device_hier(m->engine, &call, rbuf, &dt);
+            if (TOPOAR_OK != rc) {
+                return mca_coll_topoar_failed(m, comm, "nccl_hier on the device");
+            }
+            mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_NCCL_HIER);
+            return OMPI_SUCCESS;
+        }
+        if (!g->told_hier && count > 0) {
+            g->told_hier = true;
+            opal_output_verbose(1, cm->output, "coll:topoar: %s: nccl_hier cannot run here (%s): topoar's %s plan "
+                                "over NCCL instead", comm->c_name,
+                                call.hier ? "its per-host NCCL communicator could not be made"
+                                          : (call.hier_why ? call.hier_why : "no plan"),
+                                topoar_algorithm_name(call.plan_algorithm));
+        }
+    }
     /* The nccl algorithm (auto's choice within one host, or forced, or a
      * rule's): NCCL's own allreduce when it reduces the pair itself; else
      * the plan that comes with the call (call.plan_algorithm). */
-    if (call.algorithm == nccl_alg && NCCL_READY == g->nccl_state &&
+    if (call.algorithm == TOPOAR_ALG_NCCL && NCCL_READY == g->nccl_state &&
         GPU->nccl_allreduce_supported(redop, redtype)) {
         rc = GPU->nccl_allreduce(rbuf, rbuf, (size_t) count, redop, redtype, g->nccl, g->stream);
         if (0 == rc) {
@@ -479,7 +647,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     if (NCCL_READY == g->nccl_state && GPU->reduce_supported(redop, redtype)) {
         nccl_ctx_t ctx = {g, redop, redtype};
         topoar_device_transport_t dt = {&ctx, dt_group_start, dt_send, dt_recv, dt_group_end,
-                                        dt_reduce, dt_scratch, dt_sync, dt_error};
+                                        dt_reduce, dt_scratch, dt_sync, dt_error, NULL, NULL, NULL, NULL};
         rc = topoar_engine_run_device(m->engine, &call, rbuf, &dt);
         if (TOPOAR_OK != rc) {
             return mca_coll_topoar_failed(m, comm, "run on the device");

@@ -313,7 +313,7 @@ Options parse(int argc, char** argv) {
     if (o.sizes.empty()) die("no message sizes");
     if (o.bisection == 0 && !(rack_link_given && o.rack_bandwidth > 0)) o.bisection = 1;
     if (o.algs.empty())
-        o.algs = model_candidates();
+        o.algs = o.cuda ? device_model_candidates() : model_candidates();  // device data: nccl_hier too
     int machines = (o.racks || o.nodes_per_rack || o.ranks_per_node) + !o.shape.empty() + !o.topology_file.empty();
     if (machines != 1) die("describe the machine with exactly one of --racks/--nodes-per-rack/--ranks-per-node, --shape, --topology");
     if (o.cuda) {  // the device executor's model, with what was given explicitly

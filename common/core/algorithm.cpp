@@ -63,16 +63,21 @@ bool algorithm_from_name(const std::string& name, Algorithm* out) {
     return false;
 }
 
-std::vector<Algorithm> model_candidates() {
+namespace {
+std::vector<Algorithm> candidates(bool device) {
     std::vector<const AlgorithmInfo*> rows;
     for (const AlgorithmInfo& a : kTable)
-        if (a.simplicity >= 0) rows.push_back(&a);
+        if (a.simplicity >= 0 && (device || !a.device_only)) rows.push_back(&a);
     std::stable_sort(rows.begin(), rows.end(),
                      [](const AlgorithmInfo* x, const AlgorithmInfo* y) { return x->simplicity < y->simplicity; });
     std::vector<Algorithm> out;
     for (const AlgorithmInfo* a : rows) out.push_back(a->id);
     return out;
 }
+}  // namespace
+
+std::vector<Algorithm> model_candidates() { return candidates(false); }
+std::vector<Algorithm> device_model_candidates() { return candidates(true); }
 
 std::vector<Algorithm> concrete_algorithms() {
     std::vector<Algorithm> out;

@@ -32,7 +32,10 @@ struct Plan;
 //             (declared from this table; no_planner for auto)
 // simplicity  place in the cost model's order of preference (fewer
 //             messages first; a later candidate must beat every earlier one
-//             by coll_topoar_model_margin); -1: not a table candidate
+//             by coll_topoar_model_margin); -1: not a table candidate.  A
+//             device_only row with one is a candidate of the device table
+//             only (its planner then writes a point-to-point equivalent
+//             for the model, which the host path never runs)
 // multi_host  shaped for several hosts: on one host it degenerates to its
 //             flat form
 // device_only runs on device buffers only (no host plan: its planner says
@@ -55,7 +58,11 @@ struct Plan;
       "aggregation trees (RAT): K rotating trees, one aggregator per oversubscribed region")                    \
     X(6, nccl, "nccl", nullptr, plan_device_only, -1, false, true,                                              \
       "device buffers only: NCCL's own ncclAllReduce (auto's choice within one host); pairs NCCL cannot "      \
-      "reduce run the built-in plan with topoar's kernels")
+      "reduce run the built-in plan with topoar's kernels")                                                   \
+    X(7, nccl_hier, "nccl_hier", nullptr, plan_nccl_hier, 5, true, true,                                       \
+      "device buffers only: NCCL reduce-scatter inside each host, topoar's plan across hosts among the "      \
+      "ranks holding the same shard, NCCL all-gather inside each host; pairs NCCL cannot reduce run the "     \
+      "built-in plan")
 
 enum class Algorithm : int {
 #define TOPOAR_ALG_ENUM_(num, ident, ...) ident = num,
@@ -91,8 +98,11 @@ const char* algorithm_name(Algorithm a);  // "unknown" outside the table
 // Parses a name or a deprecated alias ("ring", "auto", "recursive_doubling",
 // ...); returns false for an unknown one.
 bool algorithm_from_name(const std::string& name, Algorithm* out);
-// The cost-model table's candidates, simplest first.
+// The cost-model table's candidates, simplest first: for host buffers
+// (rows with a simplicity, not device_only), and for the device table
+// (every row with a simplicity).
 std::vector<Algorithm> model_candidates();
+std::vector<Algorithm> device_model_candidates();
 // Every algorithm but auto, by number.
 std::vector<Algorithm> concrete_algorithms();
 // Those that plan for host buffers (not device_only), by number.

@@ -33,6 +33,7 @@
 #include <cstddef>
 
 #include "plan/plan.hpp"
+#include "planners/planner_nccl_hier.hpp"
 #include "status.hpp"
 
 namespace topoar {
@@ -52,6 +53,21 @@ public:
     // Device scratch of at least `bytes` bytes, kept across calls.
     virtual Status scratch(std::size_t bytes, void** out) = 0;
     virtual Status synchronize() = 0;
+    // Collectives among the ranks of this rank's host (nccl_hier, on the
+    // host's own communicator; counts in elements, NCCL's meaning), between
+    // group_start and group_end like sends and receives.  A transport
+    // without them says unsupported.
+    //   reduce_scatter: send holds every member's recv_count-element part
+    //                   in local order, recv gets this member's, reduced
+    //   reduce:         recv of the member with local index root gets the
+    //                   reduction of every member's send
+    //   all_gather:     recv gets every member's send_count elements in
+    //                   local order
+    //   broadcast:      every member's recv gets root's send
+    virtual Status host_reduce_scatter(const void* send, void* recv, std::size_t recv_count);
+    virtual Status host_reduce(const void* send, void* recv, std::size_t count, int root);
+    virtual Status host_all_gather(const void* send, void* recv, std::size_t send_count);
+    virtual Status host_broadcast(const void* send, void* recv, std::size_t count, int root);
 };
 
 // Runs one rank's schedule in place on the device buffer buf.  On an error
@@ -59,5 +75,22 @@ public:
 // flight on the caller's buffers) and the message names the round and peer.
 Status run_device_schedule(const RankSchedule& schedule, void* buf, std::size_t elem_size,
                            DeviceTransport& transport);
+
+// nccl_hier (planners/planner_nccl_hier.hpp) on one rank, in place on buf:
+//
+//   group_start  host_reduce_scatter / host_reduce ...   (plan.scatter)
+//   group_end
+//   shard s0's rounds  (as run_device_schedule, on buf + its offset)
+//   shard s1's rounds  ...                                (plan.owned, in order)
+//   group_start  host_all_gather / host_broadcast ...     (plan.gather)
+//   group_end
+//   synchronize
+//
+// All of it on one stream, the host waiting once at the end.  Collectives
+// are in place: reduce-scatter's recv is send + local * count, all-gather's
+// send is recv + local * count, reduce and broadcast use the range itself.
+// Errors as run_device_schedule's (the stream is synchronized; the message
+// names the phase, shard, round and peer).
+Status run_device_hier(const HierPlan& plan, void* buf, std::size_t elem_size, DeviceTransport& transport);
 
 }  // namespace topoar

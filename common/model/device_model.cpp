@@ -25,6 +25,10 @@ DefaultTableOptions device_table_options(const DefaultTableOptions& host_options
     DefaultTableOptions o = host_options;
     o.model = device_cost_params(m);
     o.mem = MemType::cuda;
+    // The host candidates and the device-only ones with a simplicity
+    // (nccl_hier: its planner writes the point-to-point equivalent, which
+    // this model predicts like any plan).
+    o.candidates = device_model_candidates();
     // Plans for device buffers use the device pipelining unit.
     o.plan.pipeline_elems =
         m.pipeline_bytes ? std::max<std::size_t>(1, m.pipeline_bytes / std::max<std::size_t>(1, o.elem_size)) : 0;

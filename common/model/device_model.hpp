@@ -80,7 +80,15 @@ constexpr std::size_t kDeviceBudgetFactor = 2;
 // The host table's options (the engine's: table_options(cfg)) turned into
 // the device table's: the model replaced by device_cost_params(m), rules
 // for mem=cuda, the ladder up to at least kDeviceTableMaxBytes, the step
-// budget kDeviceBudgetFactor times larger; candidates, margin kept.
+// budget kDeviceBudgetFactor times larger, the candidates
+// device_model_candidates() (the host ones, then nccl_hier); margin kept.
+//
+// nccl_hier is predicted from its point-to-point equivalent
+// (planner_nccl_hier.hpp): each host's NCCL reduce-scatter and all-gather
+// as one round of direct messages between the host's GPUs (what NVLink or
+// NVSwitch carry in one launch; NCCL's rings pipeline the same bytes), the
+// shard plans across hosts exactly as they run.  Not measured on a
+// multi-GPU machine either.
 DefaultTableOptions device_table_options(const DefaultTableOptions& host_options, const DeviceModel& m);
 
 // The default table for device data: build_default_table on

@@ -22,6 +22,12 @@ struct PlanOptions {
     int num_trees = 0;
     // Hierarchical ring: factorization p1 x p2 x ... (empty: from topology).
     std::vector<int> factors;
+    // nccl_hier (planner_nccl_hier.hpp): the algorithm of its plans across
+    // hosts (automatic: the latency algorithm for shards of at most
+    // hier_small_elems elements, aggregation trees above, as the engine's
+    // built-in choice; plan_options() derives it from small_msg_size).
+    Algorithm hier_inter = Algorithm::automatic;
+    std::size_t hier_small_elems = 0;
 };
 
 // Split [0, count) into `parts` nearly equal consecutive pieces; piece i.

@@ -114,6 +114,7 @@ struct State {
     int ndev = 1;
     bool trace = false;
     bool check_leaks = false;
+    bool host_accessible = false;            /* FAKECUDA_HOST_ACCESSIBLE: device memory readable/writable */
     std::map<uintptr_t, Alloc> allocs;
     std::vector<Stream *> legacy;            /* per device */
     std::set<Stream *> streams;              /* created (not legacy) */
@@ -121,6 +122,7 @@ struct State {
     std::map<const void *, KernelInfo> kernels;   /* host fn -> info */
     uint64_t next_seq = 1;
     unsigned long long syncs = 0, launches = 0, bytes[4] = {0, 0, 0, 0};
+    unsigned long long pointer_queries = 0;  /* cudaPointerGetAttributes calls */
     std::vector<Module *> modules;
 };
 
@@ -137,6 +139,7 @@ State &S() {
         if (st->ndev < 0) st->ndev = 0;
         st->trace = getenv("FAKECUDA_TRACE") && atoi(getenv("FAKECUDA_TRACE")) > 0;
         st->check_leaks = getenv("FAKECUDA_CHECK_LEAKS") && atoi(getenv("FAKECUDA_CHECK_LEAKS")) > 0;
+        st->host_accessible = getenv("FAKECUDA_HOST_ACCESSIBLE") && atoi(getenv("FAKECUDA_HOST_ACCESSIBLE")) > 0;
         for (int d = 0; d < st->ndev; d++) {
             auto *ls = new Stream;
             ls->device = d;
@@ -531,7 +534,10 @@ cudaError_t alloc_device(void **p, size_t size, int dev, MemKind kind) {
         int fd = memfd_create("fakecuda-device", MFD_CLOEXEC);
         if (fd < 0) return cudaErrorMemoryAllocation;
         if (ftruncate(fd, (off_t)len) != 0) { close(fd); return cudaErrorMemoryAllocation; }
-        void *dp = mmap(nullptr, len, PROT_NONE, MAP_SHARED, fd, 0);
+        /* FAKECUDA_HOST_ACCESSIBLE: the pointer handed out is a read/write
+         * view too, as host code of a CUDA-aware MPI (or a coherent
+         * CPU-GPU machine) can use it; otherwise the host cannot touch it */
+        void *dp = mmap(nullptr, len, S().host_accessible ? PROT_READ | PROT_WRITE : PROT_NONE, MAP_SHARED, fd, 0);
         void *hv = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
         if (dp == MAP_FAILED || hv == MAP_FAILED) {
@@ -682,6 +688,7 @@ FAKE_EXPORT void *fakecuda_host_view(const void *device_ptr, size_t bytes) {
 
 FAKE_EXPORT unsigned long long fakecuda_sync_count(void) { LOCK; return S().syncs; }
 FAKE_EXPORT unsigned long long fakecuda_launch_count(void) { LOCK; return S().launches; }
+FAKE_EXPORT unsigned long long fakecuda_pointer_queries(void) { LOCK; return S().pointer_queries; }
 FAKE_EXPORT unsigned long long fakecuda_bytes_copied(int kind) {
     LOCK;
     return kind >= 0 && kind < 4 ? S().bytes[kind] : 0;
@@ -696,7 +703,7 @@ FAKE_EXPORT unsigned long fakecuda_live_allocations(int type) {
 FAKE_EXPORT void fakecuda_reset_counters(void) {
     LOCK;
     State &st = S();
-    st.syncs = st.launches = 0;
+    st.syncs = st.launches = st.pointer_queries = 0;
     for (auto &b : st.bytes) b = 0;
 }
 
@@ -1115,6 +1122,7 @@ FAKE_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attr, co
     LOCK;
     NEED_DEVICE;
     if (!attr) return ret(cudaErrorInvalidValue);
+    S().pointer_queries++;
     memset(attr, 0, sizeof *attr);
     const Alloc *a = find_alloc(p);
     if (!a) {

@@ -1027,6 +1027,22 @@ ncclResult_t coll(const char *fn, int kind, const void *sbuf, void *rbuf, size_t
     bool need_recv = !(kind == K_REDUCE && c->rank != root);
     if (need_send && (r = check_buf(fn, c, "sendbuff", sbuf, b * sbytes_mul)) != ncclSuccess) return r;
     if (need_recv && (r = check_buf(fn, c, "recvbuff", rbuf, b * rbytes_mul)) != ncclSuccess) return r;
+    /* Overlapping buffers are in place only at NCCL's one position:
+     * recvbuff == sendbuff + rank * count (reduce-scatter), sendbuff ==
+     * recvbuff + rank * count (all-gather), the same pointer otherwise;
+     * any other overlap is undefined in NCCL, refused here. */
+    if (need_send && need_recv && b > 0) {
+        uintptr_t s0 = (uintptr_t)sbuf, s1 = s0 + b * sbytes_mul, r0 = (uintptr_t)rbuf, r1 = r0 + b * rbytes_mul;
+        uintptr_t at = kind == K_REDUCESCATTER ? s0 + (uintptr_t)c->rank * b
+                       : kind == K_ALLGATHER   ? r0 + (uintptr_t)c->rank * b : s0;
+        bool in_place = kind == K_REDUCESCATTER ? r0 == at : kind == K_ALLGATHER ? s0 == at : r0 == s0;
+        if (s0 < r1 && r0 < s1 && !in_place)
+            return fail(ncclInvalidArgument, "%s: rank %d: sendbuff [%p, +%zu) and recvbuff [%p, +%zu) overlap but "
+                        "not in place (%s)", fn, c->rank, sbuf, b * sbytes_mul, rbuf, b * rbytes_mul,
+                        kind == K_REDUCESCATTER ? "recvbuff must be sendbuff + rank * recvcount"
+                        : kind == K_ALLGATHER   ? "sendbuff must be recvbuff + rank * sendcount"
+                                                : "the same pointer");
+    }
     o.kind = kind;
     o.sbuf = sbuf;
     o.rbuf = rbuf;

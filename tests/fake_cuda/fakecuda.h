@@ -54,6 +54,7 @@ void fakecuda_register_kernel_params(const char *device_name, fakecuda_kernel_fn
 /* Accounting, for tests.  Counters count since load or the last reset. */
 unsigned long long fakecuda_sync_count(void);   /* host synchronizations: stream/event/device sync, synchronous memcpy/memset */
 unsigned long long fakecuda_launch_count(void); /* kernel launches executed */
+unsigned long long fakecuda_pointer_queries(void); /* cudaPointerGetAttributes calls */
 /* bytes copied by memcpy (sync or async, executed) whose resolved kind is
  * `kind` (a cudaMemcpyKind: 0 HostToHost, 1 HostToDevice, 2 DeviceToHost,
  * 3 DeviceToDevice) */

@@ -54,6 +54,16 @@ if [[ -x $dir/test_fake_nccl && -f $dir/fake/libnccl.so.2 ]]; then
     else
         bad "test_fake_nccl mismatch: failed without the expected message (log: $log)"
     fi
+    # expected failure: ncclReduceScatter of 10 elements per rank met by 8
+    log=$dir/test_fake_nccl.mismatch-rs.log
+    if "${mpi[@]}" -np 2 "$dir/test_fake_nccl" mismatch-rs >"$log" 2>&1; then
+        bad "test_fake_nccl mismatch-rs: the job succeeded, the mismatch went unnoticed (log: $log)"
+    elif grep -q "collective mismatch on comm .*ncclReduceScatter(count=10, float32, op=sum, root=0) as its collective #1, but rank [01] called ncclReduceScatter(count=8, float32" "$log" ||
+         grep -q "collective mismatch on comm .*ncclReduceScatter(count=8, float32, op=sum, root=0) as its collective #1, but rank [01] called ncclReduceScatter(count=10, float32" "$log"; then
+        ok "test_fake_nccl mismatch-rs: the job failed with the fake's message"
+    else
+        bad "test_fake_nccl mismatch-rs: failed without the expected message (log: $log)"
+    fi
     log=$dir/test_fake_nccl.duplicate.log
     if "${mpi[@]}" -np 2 "$dir/test_fake_nccl" duplicate >"$log" 2>&1 && grep -q "all checks passed" "$log"; then
         ok "test_fake_nccl duplicate: both ranks on device 0 refused"

@@ -7,6 +7,9 @@
  *   test_fake_nccl              correctness (exit 0 when every check passed)
  *   test_fake_nccl mismatch     rank 0 sends 10 floats to rank 1, which
  *                               receives 8: the fake must abort the job
+ *   test_fake_nccl mismatch-rs  rank 0 calls ncclReduceScatter with 10
+ *                               elements per rank, the others with 8: the
+ *                               fake must abort the job
  *   test_fake_nccl duplicate    every rank on device 0: init must fail with
  *                               ncclInvalidUsage on every rank (exit 0 if so)
  */
@@ -236,6 +239,35 @@ static void test_other_collectives(ncclComm_t comm, cudaStream_t s) {
         CHECK(ok);
         CU(cudaFree(b));
     }
+    /* reduce-scatter and all-gather in place, as nccl_hier uses them:
+     * recvbuff = sendbuff + rank * count, sendbuff = recvbuff + rank * count;
+     * any other overlap is refused */
+    {
+        int *b = dalloc<int>(c * N);
+        std::vector<int> h(c * N);
+        for (size_t i = 0; i < c * N; i++) h[i] = (int)i * (rank_ + 1);
+        put(b, h);
+        NC(ncclReduceScatter(b, b + (size_t)rank_ * c, c, ncclInt32, ncclSum, comm, s));
+        CU(cudaStreamSynchronize(s));
+        std::vector<int> g = get(b + (size_t)rank_ * c, c);
+        bool ok = true;
+        for (size_t i = 0; i < c; i++) ok &= g[i] == (int)((size_t)rank_ * c + i) * (N * (N + 1) / 2);
+        CHECK(ok);
+        NC(ncclAllGather(b + (size_t)rank_ * c, b, c, ncclInt32, comm, s));
+        CU(cudaStreamSynchronize(s));
+        g = get(b, c * N);
+        ok = true;
+        for (size_t i = 0; i < c * N; i++) ok &= g[i] == (int)i * (N * (N + 1) / 2);
+        CHECK(ok);
+        if (N > 1) {
+            /* refused on every rank, so nothing is queued anywhere */
+            CHECK(ncclReduceScatter(b, b + 1, c, ncclInt32, ncclSum, comm, s) == ncclInvalidArgument);
+            CHECK(strstr(ncclGetLastError(comm), "overlap but not in place") != NULL);
+            CHECK(ncclAllGather(b + 1, b, c, ncclInt32, comm, s) == ncclInvalidArgument);
+            CHECK(ncclAllReduce(b, b + 1, c, ncclInt32, ncclSum, comm, s) == ncclInvalidArgument);
+        }
+        CU(cudaFree(b));
+    }
     /* broadcast from root 1 % N, reduce (min) to root N - 1 */
     {
         int root = 1 % N;
@@ -323,6 +355,40 @@ static void test_split(ncclComm_t comm, cudaStream_t s) {
     for (int r = 0; r < N; r++) ref += r % 2 == rank_ % 2 ? r : 0;
     CHECK(get(b, 1)[0] == ref);
     CHECK(get(pb, 1)[0] == N);
+    /* nccl_hier's pattern: reduce-scatter on the child in one group with a
+     * reduce of the remainder, point-to-point on the parent, all-gather and
+     * broadcast on the child, all on one stream */
+    {
+        const size_t q = 5, tail = 3, n = q * (size_t)sn + tail;
+        int *v = dalloc<int>(n), *x = dalloc<int>(1), *y = dalloc<int>(1);
+        std::vector<int> h(n);
+        for (size_t i = 0; i < n; i++) h[i] = (int)i + 100 * rank_;
+        put(v, h);
+        put(x, std::vector<int>{rank_});
+        NC(ncclGroupStart());
+        NC(ncclReduceScatter(v, v + (size_t)sr * q, q, ncclInt32, ncclSum, sub, s));
+        NC(ncclReduce(v + q * (size_t)sn, v + q * (size_t)sn, tail, ncclInt32, ncclSum, sn - 1, sub, s));
+        NC(ncclGroupEnd());
+        NC(ncclGroupStart());
+        NC(ncclSend(x, 1, ncclInt32, (rank_ + 1) % N, comm, s));
+        NC(ncclRecv(y, 1, ncclInt32, (rank_ + N - 1) % N, comm, s));
+        NC(ncclGroupEnd());
+        NC(ncclGroupStart());
+        NC(ncclAllGather(v + (size_t)sr * q, v, q, ncclInt32, sub, s));
+        NC(ncclBroadcast(v + q * (size_t)sn, v + q * (size_t)sn, tail, ncclInt32, sn - 1, sub, s));
+        NC(ncclGroupEnd());
+        CU(cudaStreamSynchronize(s));
+        int ranks_sum = 0;
+        for (int r = 0; r < N; r++) ranks_sum += r % 2 == rank_ % 2 ? r : 0;
+        std::vector<int> g = get(v, n);
+        bool ok = true;
+        for (size_t i = 0; i < n; i++) ok &= g[i] == (int)i * sn + 100 * ranks_sum;
+        CHECK(ok);
+        CHECK(get(y, 1)[0] == (rank_ + N - 1) % N);
+        CU(cudaFree(v));
+        CU(cudaFree(x));
+        CU(cudaFree(y));
+    }
     NC(ncclCommDestroy(sub));
     /* NCCL_SPLIT_NOCOLOR gives no communicator */
     ncclComm_t sub2 = (ncclComm_t)0x1;
@@ -378,6 +444,18 @@ int main(int argc, char **argv) {
         ncclComm_t c = init_comm(0, &res);
         CHECK(res == ncclInvalidUsage && c == NULL);
         CHECK(strstr(ncclGetLastError(NULL), "Duplicate GPU detected") != NULL);
+    } else if (!strcmp(mode, "mismatch-rs")) {
+        ncclComm_t c = init_comm(rank_ % 4, &res);
+        size_t n = rank_ == 0 ? 10 : 8;
+        float *b = dalloc<float>(10 * (size_t)nranks_);
+        cudaStream_t s;
+        CU(cudaStreamCreate(&s));
+        NC(ncclReduceScatter(b, b + (size_t)rank_ * n, n, ncclFloat32, ncclSum, c, s));
+        CU(cudaStreamSynchronize(s));
+        fprintf(stderr, "test_fake_nccl rank %d: the collective mismatch was NOT detected\n", rank_);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+        return 0; /* run-fake-tests.sh expects a failure */
     } else if (!strcmp(mode, "mismatch")) {
         ncclComm_t c = init_comm(rank_ % 4, &res);
         float *b = dalloc<float>(10);

@@ -17,8 +17,10 @@
 #   4. an osu_allreduce-style run with -d cuda: auto (ncclAllReduce within a
 #      host), topoar's plans over NCCL (tree, ring), staging (coll_topoar_nccl
 #      0) -- NCCL rows only with at least 2 GPUs;
-#   5. the cost of the memory-type check on host buffers: 8 B allreduce with
-#      coll_topoar_cuda 1 vs 0, interleaved jobs, medians.
+#   5. the cost of the memory-type check on host buffers: per query with and
+#      without the host-pointer cache (tests/gpu/mem_type_cost), and an 8 B
+#      allreduce with coll_topoar_cuda 0, 1 without the cache and 1 with it,
+#      interleaved jobs, medians.
 set -u
 src=${1:?usage: run-gpu-machine.sh SOURCE OUTDIR}
 out=${2:?usage: run-gpu-machine.sh SOURCE OUTDIR}
@@ -99,17 +101,21 @@ if cc -O2 -I"$src/cuda" -o "$work/mem_type_cost" "$src/tests/gpu/mem_type_cost.c
 else
     log "mem_type_cost: FAIL: $(cat "$out/mem_type_cost.log" 2>/dev/null)"; fails=$((fails + 1))
 fi
+#    configurations: 0 GPU path off, 1 on without the host-pointer cache,
+#    2 on with it (the default)
 for rep in 1 2 3 4 5 6 7 8 9; do
-    for cuda in 0 1; do
-        "${mpi[@]}" -np 2 --mca coll_topoar_cuda $cuda --mca coll_topoar_single_node_fallback 0 \
+    for conf in 0 1 2; do
+        "${mpi[@]}" -np 2 --mca coll_topoar_cuda $((conf > 0)) --mca coll_topoar_mem_type_cache $((conf > 1)) \
+            --mca coll_topoar_single_node_fallback 0 \
             "$prefix/bin/topoar_osu_allreduce" -m 8:8 -i 50000 -x 5000 2>/dev/null |
-            awk -v c=$cuda '$1 == 8 {print c, $2}' >>"$out/detect.txt"
+            awk -v c=$conf '$1 == 8 {print c, $2}' >>"$out/detect.txt"
     done
 done
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 m0=$(awk '$1 == 0 {print $2}' "$out/detect.txt" | med)
 m1=$(awk '$1 == 1 {print $2}' "$out/detect.txt" | med)
-log "8 B host allreduce, np=2, median of 9 interleaved jobs: GPU path off ${m0} us, on ${m1} us"
+m2=$(awk '$1 == 2 {print $2}' "$out/detect.txt" | med)
+log "8 B host allreduce, np=2, median of 9 interleaved jobs: GPU path off ${m0} us, on without the cache ${m1} us, on with it ${m2} us"
 
 log "done: $fails failures"
 rm -rf "$work"

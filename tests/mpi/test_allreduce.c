@@ -46,9 +46,19 @@
  *                           and the other on the device (alternating)
  *          --expect-path P  with --device and --expect-topoar: every call
  *                           topoar handles ran path P (nccl: topoar's plan
- *                           over NCCL or ncclAllReduce; staged: through
+ *                           over NCCL, ncclAllReduce or nccl_hier; staged: through
  *                           pinned host memory), read from
- *                           coll_topoar_allreduce_last_path
+ *                           coll_topoar_allreduce_last_path;
+ *                           nccl_hier: NCCL inside the hosts (path 8) for
+ *                           the pairs NCCL reduces (sum/prod/min/max on 8,
+ *                           32, 64-bit integers, float, double), topoar's
+ *                           plan over NCCL (3) for the others, long double
+ *                           staged (5);
+ *                           with --device alone, P down (staged to the
+ *                           previous module) or device-down (device
+ *                           buffers given to it as they are, a CUDA-aware
+ *                           MPI underneath): every call of count >= 1 on a
+ *                           communicator of 2 or more ranks went that way
  *
  * Known library bugs worked around (detected, noted in the output):
  *  - Open MPI 4.1.x op/avx saturates 8/16-bit integer sums on overflow
@@ -85,6 +95,7 @@ static int opt_verbose = 0;
 static int opt_timing = 0;
 static int opt_device = 0;   /* 1: --device, 2: --device-mixed */
 static int opt_expect_path = 0; /* 0: any; else TOPOAR_PATH_* value */
+static int opt_path_every = 0;  /* the path applies to every call (down, device-down) */
 static long n_path_bad = 0;
 static uint64_t opt_seed = 0x746f706f6172ULL; /* "topoar" */
 static char opt_relax[1024] = "";
@@ -1138,12 +1149,32 @@ static int do_call(const cctx *c, const case_t *cs, bufs_t *b)
     if (r_on_dev) dev_back(b->rraw, dr, b->bytes);
     if (ds && s_on_dev) dev_back(b->sraw, ds, b->bytes);
     if (opt_device == 2 && !r_on_dev) return rc; /* host result: no device path to assert */
-    if (rc == MPI_SUCCESS && opt_expect && opt_expect_path && c->size >= 2 && pv_class(c, cs) == PV_HANDLED) {
+    if (rc == MPI_SUCCESS && opt_path_every && c->size >= 2 && cs->count > 0) { /* count 0: MPI returns first */
         int got = last_path();
-        /* nccl: topoar's plan over NCCL (3) or ncclAllReduce itself (4) */
+        if (got != opt_expect_path) {
+            printf("FAIL rank %d (world %d): comm=%s type=%s op=%s count=%zu: last_path %d, expected %d\n",
+                   c->rank, world_rank, c->name, T[cs->t].name, O[cs->op].name, cs->count, got, opt_expect_path);
+            n_path_bad++;
+        }
+    } else if (rc == MPI_SUCCESS && opt_expect && opt_expect_path == 8 && c->size >= 2 &&
+               pv_class(c, cs) == PV_HANDLED) {
+        /* nccl_hier: exactly the pairs NCCL reduces itself */
+        const tdesc *t = &T[cs->t];
+        int nccl_pair = cs->op <= O_MAX && ((t->bk == B_INT && (t->size == 1 || t->size == 4 || t->size == 8)) ||
+                                            (t->bk == B_FLT && (t->size == 4 || t->size == 8)));
+        int want = nccl_pair ? 8 : t->bk == B_FLT && t->size > 8 ? 5 : 3, got = last_path();
+        if (got != want) {
+            printf("FAIL rank %d (world %d): comm=%s type=%s op=%s count=%zu: last_path %d, expected %d (nccl_hier)\n",
+                   c->rank, world_rank, c->name, t->name, O[cs->op].name, cs->count, got, want);
+            n_path_bad++;
+        }
+    } else if (rc == MPI_SUCCESS && opt_expect && opt_expect_path && c->size >= 2 && pv_class(c, cs) == PV_HANDLED) {
+        int got = last_path();
+        /* nccl: topoar's plan over NCCL (3), ncclAllReduce itself (4) or
+         * nccl_hier (8, auto may choose it across hosts) */
         /* long double has no device kernel: staged (5) by design */
         int staged_ok = opt_expect_path == 3 && got == 5 && strstr(T[cs->t].name, "LONG_DOUBLE") != NULL;
-        if (got != opt_expect_path && !(opt_expect_path == 3 && got == 4) && !staged_ok) {
+        if (got != opt_expect_path && !(opt_expect_path == 3 && (got == 4 || got == 8)) && !staged_ok) {
             printf("FAIL rank %d (world %d): comm=%s type=%s op=%s count=%zu: last_path %d, expected %d\n",
                    c->rank, world_rank, c->name, T[cs->t].name, O[cs->op].name, cs->count, got, opt_expect_path);
             n_path_bad++;
@@ -1614,8 +1645,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--device-mixed")) opt_device = 2;
         else if (!strcmp(argv[i], "--expect-path") && i + 1 < argc) {
             i++;
-            opt_expect_path = !strcmp(argv[i], "nccl") ? 3 : !strcmp(argv[i], "staged") ? 5 : -1;
-            if (opt_expect_path < 0) { fprintf(stderr, "--expect-path: nccl or staged\n"); return 2; }
+            opt_expect_path = !strcmp(argv[i], "nccl") ? 3 : !strcmp(argv[i], "staged") ? 5
+                              : !strcmp(argv[i], "down") ? 6 : !strcmp(argv[i], "device-down") ? 7
+                              : !strcmp(argv[i], "nccl_hier") ? 8 : -1;
+            opt_path_every = opt_expect_path == 6 || opt_expect_path == 7;
+            if (opt_expect_path < 0) {
+                fprintf(stderr, "--expect-path: nccl, nccl_hier, staged, down or device-down\n");
+                return 2;
+            }
         }
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) opt_seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--relax") && i + 1 < argc) snprintf(opt_relax, sizeof(opt_relax), "%s", argv[++i]);

@@ -269,7 +269,8 @@ static void test_device_cost_params(void** state) {
     const DefaultTableOptions host = table_options(cfg);
     const DefaultTableOptions dev = device_table_options(host, cfg.gpu_model);
     assert_true(host.mem == MemType::host && dev.mem == MemType::cuda);
-    assert_true(dev.candidates == host.candidates);
+    assert_true(host.candidates == model_candidates());
+    assert_true(dev.candidates == device_model_candidates());  // the host ones, then nccl_hier
     assert_true(dev.min_gain == host.min_gain);
     assert_true(dev.min_bytes == host.min_bytes && dev.size_factor == host.size_factor);
     assert_true(dev.elem_size == host.elem_size);
@@ -382,6 +383,34 @@ static void test_device_table_uneven(void** state) {
     assert_true(dev1.rules().front().nodes.lo == 1 && dev1.rules().front().mem == MemType::cuda);
 }
 
+// nccl_hier is a device-table candidate (predicted through its
+// point-to-point equivalent, planner_nccl_hier.hpp), never a host one.  On
+// two hosts of 8 PCIe GPUs the model puts it ahead of the latency
+// algorithm and the trees by more than the margin in the middle sizes
+// (one host round spreads each host's data over all its GPU links, where
+// the trees gather it through one); the trees keep the largest sizes, and
+// on the NVLink DGXs (above) nothing changed.
+static void test_device_table_nccl_hier(void** state) {
+    (void)state;
+    const Topology t = hosts_topology({8, 8});
+    EngineConfig pcie;
+    assert_true(set_param(&pcie, "gpu_link", "pcie").is_ok());
+    DefaultTableReport rep;
+    const DecisionTable dev = device_table(t, pcie, &rep);
+    print("2 x 8 PCIe GPUs, device buffers", dev, rep);
+    assert_true(rep.algorithms.back() == Algorithm::nccl_hier);
+    for (double time : rep.time.back()) assert_true(time > 0);  // predicted at every size
+    assert_true(pick(dev, t, 8, MemType::cuda) == Algorithm::leader);
+    assert_true(pick(dev, t, 128u << 10, MemType::cuda) == Algorithm::nccl_hier);
+    assert_true(pick(dev, t, 64u << 20, MemType::cuda) == Algorithm::tree);
+    const DecisionTable host = host_table(t, pcie);
+    for (const Rule& r : host.rules()) assert_true(r.algorithm != Algorithm::nccl_hier);
+    DefaultTableReport drep;
+    (void)device_table(fixture("dgx-h100-4.topo"), EngineConfig{}, &drep);
+    for (std::size_t i = 0; i < drep.winner.size(); ++i)
+        assert_true(drep.winner[i] < 0 || drep.algorithms[static_cast<std::size_t>(drep.winner[i])] != Algorithm::nccl_hier);
+}
+
 // The host table does not change with the GPU model's parameters nor with
 // the new mem option at its default: the emulated clusters' tables as
 // docs/cost-model.md lists them.
@@ -432,6 +461,7 @@ int main(void) {
         cmocka_unit_test(test_device_cost_params),
         cmocka_unit_test(test_device_table_dgx),
         cmocka_unit_test(test_device_table_uneven),
+        cmocka_unit_test(test_device_table_nccl_hier),
         cmocka_unit_test(test_host_table_unchanged),
     };
     return cmocka_run_group_tests_name("device_model", tests, NULL, NULL);

@@ -152,7 +152,18 @@ static void test_algorithm_table(void** state) {
     // device-only one refuses to plan (the GPU path runs it).
     assert_int_equal(static_cast<int>(Algorithm::nccl), 6);
     assert_true(algorithm_info(Algorithm::nccl).device_only);
-    assert_int_equal(static_cast<int>(host_algorithms().size()) + 1, static_cast<int>(concrete_algorithms().size()));
+    assert_int_equal(static_cast<int>(Algorithm::nccl_hier), 7);
+    assert_true(algorithm_info(Algorithm::nccl_hier).device_only);
+    assert_int_equal(static_cast<int>(host_algorithms().size()) + 2, static_cast<int>(concrete_algorithms().size()));
+    // Device-only rows are never host-table candidates; nccl_hier (with a
+    // simplicity) is a device-table one, after every host candidate.
+    for (Algorithm a : c) assert_false(algorithm_info(a).device_only);
+    {
+        std::vector<Algorithm> d = device_model_candidates();
+        assert_int_equal(d.size(), c.size() + 1);
+        assert_true(std::vector<Algorithm>(d.begin(), d.end() - 1) == c);
+        assert_int_equal(static_cast<int>(d.back()), static_cast<int>(Algorithm::nccl_hier));
+    }
     {
         Plan p;
         assert_int_equal(static_cast<int>(make_plan(Algorithm::nccl, hosts_topology({2}), 4, -1, PlanOptions{}, &p).code()),
