@@ -145,10 +145,6 @@ int main(int argc, char** argv) {
         }
     }
 
-    topoar_rank_info_t mine;
-    topoar_local_rank_info(&mine);
-    std::vector<topoar_rank_info_t> all(static_cast<std::size_t>(size));
-    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
 
     // Every rank sets up, as in the component: measuring the links is
     // collective.
@@ -167,16 +163,15 @@ int main(int argc, char** argv) {
     const std::string& topology_file = params["topology_file"];
     const std::string& rack_file = params["rack_file"];
     MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     topoar_transport_t transport;
     topoar_setup_io_t io;
-    topoar_mpi_setup_io(&comm, &transport, &io);
-    topoar_engine_t* e = topoar_engine_create(rank, size, &cfg);
+    topoar_engine_t* e = nullptr;
+    const int setup = topoar_mpi_engine_setup(&cfg, &comm, &transport, &io, &e);
     if (!e) {
         std::fprintf(stderr, "topoar_info: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (topoar_engine_setup_io(e, all.data(), &io) != TOPOAR_OK) {
+    if (setup != TOPOAR_OK) {
         if (rank == 0) std::fprintf(stderr, "topoar_info: discovery failed: %s\n", topoar_engine_error(e));
         rc = 1;
     } else if (rank != 0) {

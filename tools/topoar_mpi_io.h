@@ -92,4 +92,33 @@ static void topoar_mpi_setup_io(MPI_Comm *comm, topoar_transport_t *t, topoar_se
     io->allgather = topoar_mpi_allgather;
 }
 
+/* What the component does at a communicator's first call, for a tool:
+ * every rank's set-up record (an allgather over MPI_COMM_WORLD), then the
+ * engine's set-up over a duplicate of it (*comm, kept for t and io: free it
+ * after the engine), measuring the links where no file describes them.
+ * Returns topoar_engine_setup_io's code; *engine is NULL (and the return
+ * TOPOAR_ERR_INTERNAL) when out of memory. */
+static int topoar_mpi_engine_setup(const topoar_config_t *cfg, MPI_Comm *comm, topoar_transport_t *t,
+                                   topoar_setup_io_t *io, topoar_engine_t **engine)
+{
+    int rank = 0, size = 1, rc = TOPOAR_ERR_INTERNAL;
+    topoar_rank_info_t mine, *all;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    topoar_local_rank_info(&mine);
+    all = (topoar_rank_info_t *) malloc((size_t) size * sizeof(mine));
+    if (NULL == all) {
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Comm_dup(MPI_COMM_WORLD, comm);
+    topoar_mpi_setup_io(comm, t, io);
+    *engine = topoar_engine_create(rank, size, cfg);
+    if (NULL != *engine) {
+        rc = topoar_engine_setup_io(*engine, all, io);
+    }
+    free(all);
+    return rc;
+}
+
 #endif

@@ -82,24 +82,17 @@ int main(int argc, char** argv) {
         }
     }
 
-    topoar_rank_info_t mine;
-    topoar_local_rank_info(&mine);
-    mine.probe_digest = 0;  // always measure
-    std::vector<topoar_rank_info_t> all(static_cast<std::size_t>(size));
-    MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
-
+    // A fresh process has measured nothing: set-up probes.
     const char* names[] = {"allreduce_algorithm", "model_table", "probe", "probe_time"};
     const char* values[] = {"ring", "0", "1", probe_time.c_str()};
     topoar_config_t cfg{4, names, values};
     MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     topoar_transport_t transport;
     topoar_setup_io_t io;
-    topoar_mpi_setup_io(&comm, &transport, &io);
-    topoar_engine_t* e = topoar_engine_create(rank, size, &cfg);
-    if (!e) MPI_Abort(MPI_COMM_WORLD, 1);
+    topoar_engine_t* e = nullptr;
     double t0 = MPI_Wtime();
-    int rc = topoar_engine_setup_io(e, all.data(), &io) == TOPOAR_OK ? 0 : 1;
+    int rc = topoar_mpi_engine_setup(&cfg, &comm, &transport, &io, &e) == TOPOAR_OK ? 0 : 1;
+    if (!e) MPI_Abort(MPI_COMM_WORLD, 1);
     double took = MPI_Wtime() - t0;
     if (rank == 0) {
         std::string description = topoar_engine_describe(e);
