@@ -54,15 +54,17 @@ run_demo() {
     . "$prefix/share/topoar/topoar-env.sh"
     local topoar=(--mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_verbose 20)
     if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v tc >/dev/null; then
-        # Two emulated hosts (network namespaces, 1 Gbit/s links), 2 ranks each.
+        # Two emulated hosts (network namespaces, 1 Gbit/s links), 2 ranks
+        # each, and no file describing them: topoar measures the links at
+        # set-up (verbose 10 and up prints what it measured and the table).
         echo "+ tests/cluster/topoar-cluster exec --name demo --nodes 2,2 --node-rate 1gbit -- \\"
-        echo "    ${topoar[*]} --mca coll_topoar_rack_file @RACKFILE@ topoar_demo"
+        echo "    ${topoar[*]} topoar_demo"
         tests/cluster/topoar-cluster exec --name demo --nodes 2,2 --node-rate 1gbit -- \
-            "${topoar[@]}" --mca coll_topoar_rack_file @RACKFILE@ "$prefix/bin/topoar_demo"
+            "${topoar[@]}" "$prefix/bin/topoar_demo"
         echo
         echo "+ the same cluster, topoar_osu_allreduce -a (Algorithm column read through MPI_T)"
         tests/cluster/topoar-cluster exec --name demo --nodes 2,2 --node-rate 1gbit -- \
-            --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_rack_file @RACKFILE@ \
+            --mca coll topoar,tuned,libnbc,basic,self \
             "$prefix/bin/topoar_osu_allreduce" -m 8:4194304 -i 20 -x 2 -a
     else
         # Not root: one host, where auto would hand every call to tuned.
