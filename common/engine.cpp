@@ -229,14 +229,17 @@ Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, 
     // Hosts in order of their lowest rank, as discovery groups them.
     std::vector<std::string> names;
     std::vector<std::vector<int>> host_ranks;
+    std::vector<double> nic;  // per host: the fastest port any of its ranks saw
     std::map<std::string, std::size_t> index;
     for (std::size_t r = 0; r < ranks.size(); ++r) {
         auto ins = index.emplace(ranks[r].host, names.size());
         if (ins.second) {
             names.push_back(ranks[r].host);
             host_ranks.emplace_back();
+            nic.push_back(0);
         }
         host_ranks[ins.first->second].push_back(static_cast<int>(r));
+        nic[ins.first->second] = std::max(nic[ins.first->second], ranks[r].nic_bandwidth);
     }
     const int hosts = static_cast<int>(names.size());
     // Every rank advertises the same measured network, so every rank finds
@@ -265,7 +268,7 @@ Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, 
             probe_problem_ = probed ? "the probes failed on another rank" : "the probes failed: " + probed.message();
             return Status::ok();  // links stay assumed, on every rank alike
         }
-        TOPOAR_TRY(infer_network(m, names, &net));
+        TOPOAR_TRY(infer_network(m, names, &net, nic));
         remember_network(net, fresh);
         network_source_ = NetworkSource::measured;
     }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "engine.hpp"
+#include "topology/nic_probe.hpp"
 
 
 #include "topoar_engine.h"
@@ -261,6 +262,7 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
     try {
         out->socket = probe_socket_of_current_binding();
         out->probe_digest = probe_cache_digest();
+        out->nic_bandwidth = nic_bandwidth_prior();
     } catch (...) {
         out->socket = -1;
     }
@@ -317,6 +319,7 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
             r.slurm_addr = all[i].slurm_addr;
             r.slurm_pattern = all[i].slurm_pattern;
             r.probe_digest = all[i].probe_digest;
+            r.nic_bandwidth = all[i].nic_bandwidth;
             ranks.push_back(std::move(r));
         }
         Status s;

@@ -142,6 +142,8 @@ typedef struct topoar_rank_info {
     /* The widest network this process measured (0: none); equal on every
      * rank lets set-up reuse it instead of probing (coll_topoar_probe). */
     unsigned long long probe_digest;
+    /* Its fastest network port that is up (sysfs), bytes/s; 0: unknown. */
+    double nic_bandwidth;
 } topoar_rank_info_t;
 
 /* Fills in this process's host name, socket (hwloc) and Slurm topology;

@@ -23,6 +23,9 @@ struct RankInfo {
     // The digest of the widest network this process measured (0: none);
     // equal on every rank means set-up may reuse it without probing.
     std::uint64_t probe_digest = 0;
+    // Its fastest network port that is up, bytes/s (nic_probe.hpp; 0:
+    // unknown): a prior the measured host link cannot exceed.
+    double nic_bandwidth = 0;
 };
 
 struct DiscoveryOptions {

@@ -44,13 +44,15 @@ void ProbeMatrix::set(int i, int j, double bandwidth, double latency) {
     lat[static_cast<std::size_t>(i * hosts + j)] = lat[static_cast<std::size_t>(j * hosts + i)] = latency;
 }
 
-Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out) {
+Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out,
+                     const std::vector<double>& nic) {
     const int n = m.hosts;
-    if (n < 1 || static_cast<int>(names.size()) != n)
-        return Status::internal("infer_network: " + std::to_string(names.size()) + " names for " +
-                                std::to_string(n) + " hosts");
+    if (n < 1 || static_cast<int>(names.size()) != n || (!nic.empty() && static_cast<int>(nic.size()) != n))
+        return Status::internal("infer_network: " + std::to_string(names.size()) + " names and " +
+                                std::to_string(nic.size()) + " priors for " + std::to_string(n) + " hosts");
     MeasuredNetwork net;
     net.hosts = names;
+    net.nic = nic.empty() ? std::vector<double>(static_cast<std::size_t>(n), 0.0) : nic;
     net.local_bw = m.local_bw;
     net.host_up.assign(static_cast<std::size_t>(n), Link{});
     net.rack_of.assign(static_cast<std::size_t>(n), -1);
@@ -65,6 +67,11 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
         return m.bw_at(i, j) < kRackFactor * std::min(up[static_cast<std::size_t>(i)], up[static_cast<std::size_t>(j)]);
     };
 
+    // What the ports say bounds what a host's pairs seem to reach.
+    for (int i = 0; i < n; ++i) {
+        const double port = net.nic[static_cast<std::size_t>(i)];
+        if (port > 0 && up[static_cast<std::size_t>(i)] > port) up[static_cast<std::size_t>(i)] = port;
+    }
     // Racks: a host joins the first group it reaches at host-link rate
     // from every measured member.
     std::vector<std::vector<int>> groups;
@@ -177,6 +184,7 @@ std::uint64_t MeasuredNetwork::digest() const {
         h = mix_link(h, host_up[i]);
         h = mix(h, &rack_of[i], sizeof rack_of[i]);
         h = mix(h, &local_bw[i], sizeof local_bw[i]);
+        h = mix(h, &nic[i], sizeof nic[i]);
     }
     for (const Link& l : rack_up) h = mix_link(h, l);
     return h ? h : 1;
@@ -194,6 +202,7 @@ bool MeasuredNetwork::restrict_to(const std::vector<std::string>& names, Measure
         r.hosts.push_back(name);
         r.host_up.push_back(host_up[i]);
         r.local_bw.push_back(local_bw[i]);
+        r.nic.push_back(nic[i]);
         int rack = rack_of[i];
         if (rack >= 0) {
             auto ins = rack_index.emplace(rack, static_cast<int>(rack_index.size()));
@@ -238,6 +247,7 @@ std::string MeasuredNetwork::to_bytes() const {
         put(&out, host_up[i].latency);
         put(&out, static_cast<std::int32_t>(rack_of[i]));
         put(&out, local_bw[i]);
+        put(&out, nic[i]);
     }
     for (const Link& l : rack_up) {
         put(&out, l.bandwidth);
@@ -255,16 +265,18 @@ bool MeasuredNetwork::from_bytes(const std::string& in, MeasuredNetwork* out) {
         std::uint32_t len = 0;
         Link up;
         std::int32_t rack = 0;
-        double local = 0;
+        double local = 0, port = 0;
         if (!get(in, &at, &len) || len > in.size() - at) return false;
         net.hosts.push_back(in.substr(at, len));
         at += len;
         if (!get(in, &at, &up.bandwidth) || !get(in, &at, &up.latency) || !get(in, &at, &rack) ||
-            !get(in, &at, &local) || rack < -1 || rack >= static_cast<std::int32_t>(racks))
+            !get(in, &at, &local) || !get(in, &at, &port) || rack < -1 ||
+            rack >= static_cast<std::int32_t>(racks))
             return false;
         net.host_up.push_back(up);
         net.rack_of.push_back(rack);
         net.local_bw.push_back(local);
+        net.nic.push_back(port);
     }
     for (std::uint32_t g = 0; g < racks; ++g) {
         Link l;
@@ -309,6 +321,7 @@ std::string MeasuredNetwork::describe() const {
         os << ": up-link " << rounded_rate(host_up[i].bandwidth, true) << ", one-way "
            << rounded_time(host_up[i].latency);
         if (local_bw[i] > 0) os << "; inside the host " << rounded_rate(local_bw[i], false);
+        if (nic[i] > 0) os << "; port " << rounded_rate(nic[i], true) << " (sysfs)";
         os << "\n";
     }
     for (std::size_t g = 0; g < rack_up.size(); ++g)

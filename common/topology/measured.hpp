@@ -70,6 +70,7 @@ struct MeasuredNetwork {
     std::vector<int> rack_of;    // per host: its rack, or -1 when there are no racks
     std::vector<Link> rack_up;   // per rack: its uplink
     std::vector<double> local_bw;  // per host: between two of its ranks (<= 0: unknown)
+    std::vector<double> nic;       // per host: its fastest port in sysfs, the prior (0: unknown)
 
     int num_racks() const { return static_cast<int>(rack_up.size()); }
     // A fingerprint of everything above (equal networks, equal digests;
@@ -93,8 +94,12 @@ std::string rounded_rate(double bytes_per_second, bool in_bits);
 std::string rounded_time(double seconds);
 
 // The network the matrix shows (see the file comment); names: the hosts'
-// names, matrix order.
-Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out);
+// names, matrix order.  nic (per host, or empty): what each host's fastest
+// port says (bytes/s, 0 unknown); a measured host link above it is capped
+// there (a pair can look faster than the port, e.g. when its streams
+// overlapped a token bucket's burst).
+Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out,
+                     const std::vector<double>& nic = {});
 
 // A measured link as the cost model wants it: the model adds its own
 // software cost per message (`overhead`, coll_topoar_model_overhead) to

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -25,6 +27,7 @@ extern "C" {
 #include "exec/probe.hpp"
 #include "topology/discovery.hpp"
 #include "topology/measured.hpp"
+#include "topology/nic_probe.hpp"
 #include "fake_transport.hpp"
 
 using namespace topoar;
@@ -211,6 +214,48 @@ void test_bytes_round_trip(void**) {
     // Every truncation and a trailing byte are refused.
     for (std::size_t cut = 0; cut < bytes.size(); ++cut) assert_false(MeasuredNetwork::from_bytes(bytes.substr(0, cut), &back));
     assert_false(MeasuredNetwork::from_bytes(bytes + "x", &back));
+}
+
+// A fake sysfs tree: the fastest port that is up, Ethernet or InfiniBand.
+void test_nic_prior(void**) {
+    char tmpl[] = "/tmp/topoar-sysfs.XXXXXX";
+    const char* root = mkdtemp(tmpl);
+    assert_non_null(root);
+    auto write = [&](const std::string& rel, const std::string& text) {
+        const std::string path = std::string(root) + "/" + rel;
+        std::string dir = path.substr(0, path.rfind('/'));
+        std::string cmd = "mkdir -p '" + dir + "'";
+        assert_int_equal(std::system(cmd.c_str()), 0);
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        assert_non_null(f);
+        std::fputs(text.c_str(), f);
+        std::fclose(f);
+    };
+    assert_true(probe_nic_bandwidth(root) == 0);  // nothing there
+    write("class/net/lo/operstate", "unknown\n");
+    write("class/net/lo/speed", "100000\n");      // loopback: ignored
+    write("class/net/eth0/operstate", "up\n");
+    write("class/net/eth0/speed", "10000\n");     // 10 Gbit/s
+    write("class/net/eth1/operstate", "down\n");
+    write("class/net/eth1/speed", "100000\n");    // down: ignored
+    write("class/net/wlan0/operstate", "up\n");
+    write("class/net/wlan0/speed", "-1\n");       // unknown
+    assert_true(near(probe_nic_bandwidth(root), 10e9 / 8));
+    write("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+    write("class/infiniband/mlx5_0/ports/1/rate", "100 Gb/sec (4X EDR)\n");
+    write("class/infiniband/mlx5_1/ports/1/state", "1: DOWN\n");
+    write("class/infiniband/mlx5_1/ports/1/rate", "400 Gb/sec (4X NDR)\n");
+    assert_true(near(probe_nic_bandwidth(root), 100e9 / 8));
+    std::string cmd = std::string("rm -rf '") + root + "'";
+    assert_int_equal(std::system(cmd.c_str()), 0);
+
+    // The prior caps what a host's pairs seemed to reach.
+    FakeNet f{{25e6, 25e6}, {0, 0}, {1e12}};
+    MeasuredNetwork net;
+    expect_ok(infer_network(f.probe(), names(2), &net, {20e6, 0}));
+    assert_true(near(net.host_up[0].bandwidth, 20e6) && near(net.host_up[1].bandwidth, 25e6));
+    assert_true(net.nic[0] == 20e6 && net.nic[1] == 0);
+    assert_false(static_cast<bool>(infer_network(f.probe(), names(2), &net, {1.0})));  // one per host
 }
 
 void test_model_link(void**) {
@@ -508,6 +553,7 @@ int main() {
         cmocka_unit_test(test_slow_host),
         cmocka_unit_test(test_restrict_and_digest),
         cmocka_unit_test(test_bytes_round_trip),
+        cmocka_unit_test(test_nic_prior),
         cmocka_unit_test(test_model_link),
         cmocka_unit_test(test_discover_measured),
         cmocka_unit_test(test_run_probe),
