@@ -9,7 +9,7 @@
 # Skipped (77) where clang cannot build libFuzzer programs.
 # Environment (set by `make check`): TOPOAR_BUILDDIR, TOPOAR_SRCDIR.
 #   TOPOAR_FUZZ_SECONDS    seconds per harness (default 20)
-#   TOPOAR_FUZZ_HARNESSES  which ones (default: rules topology discovery units)
+#   TOPOAR_FUZZ_HARNESSES  which ones (default: rules topology discovery units measured)
 #   TOPOAR_FUZZ_CXX        the compiler (default clang++)
 #   TOPOAR_FUZZ_JOBS       parallel compiles (default 2)
 set -u
@@ -17,7 +17,7 @@ src=${TOPOAR_SRCDIR:?run through make check}
 build=${TOPOAR_BUILDDIR:?run through make check}
 cxx=${TOPOAR_FUZZ_CXX:-clang++}
 seconds=${TOPOAR_FUZZ_SECONDS:-20}
-harnesses=${TOPOAR_FUZZ_HARNESSES:-"rules topology discovery units"}
+harnesses=${TOPOAR_FUZZ_HARNESSES:-"rules topology discovery units measured"}
 bin="$build/tests/fuzz-bin"
 keep="$build/tests/fuzz-crashes"
 tmp=$(mktemp -d /tmp/topoar-fuzz.XXXXXX)

@@ -14,8 +14,8 @@ FUZZ_CXXFLAGS = -std=c++17 -g -O1 -fno-omit-frame-pointer -Wall -Wextra $(SANITI
 
 # The parsers and what they call; the planners are stubbed (planner_stubs.cpp).
 ENGINE = core/units core/algorithm decide/decision topology/topology topology/topology_io \
-	topology/discovery topology/device_topology
-HARNESSES = fuzz_rules fuzz_topology fuzz_discovery fuzz_units
+	topology/discovery topology/device_topology topology/measured
+HARNESSES = fuzz_rules fuzz_topology fuzz_discovery fuzz_units fuzz_measured
 ENGINE_OBJS = $(ENGINE:%=engine/%.o)
 
 all: $(HARNESSES)
