@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <new>
 #include <map>
 #include <sstream>
@@ -227,19 +226,15 @@ const char* to_string(NetworkSource s) {
 // and all ranks then keep the assumed links alike.
 Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, bool fresh) {
     // Hosts in order of their lowest rank, as discovery groups them.
+    std::vector<HostRanks> groups;
+    TOPOAR_TRY(group_hosts(ranks, &groups));
     std::vector<std::string> names;
-    std::vector<std::vector<int>> host_ranks;
     std::vector<double> nic;  // per host: the fastest port any of its ranks saw
-    std::map<std::string, std::size_t> index;
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-        auto ins = index.emplace(ranks[r].host, names.size());
-        if (ins.second) {
-            names.push_back(ranks[r].host);
-            host_ranks.emplace_back();
-            nic.push_back(0);
-        }
-        host_ranks[ins.first->second].push_back(static_cast<int>(r));
-        nic[ins.first->second] = std::max(nic[ins.first->second], ranks[r].nic_bandwidth);
+    for (const HostRanks& g : groups) {
+        double port = 0;
+        for (int r : g.ranks) port = std::max(port, ranks[static_cast<std::size_t>(r)].nic_bandwidth);
+        nic.push_back(port);
+        names.push_back(g.name);
     }
     const int hosts = static_cast<int>(names.size());
     // Every rank advertises the same measured network, so every rank finds
@@ -258,7 +253,7 @@ Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, 
     } else {
         const auto t0 = std::chrono::steady_clock::now();
         std::vector<double> row;
-        Status probed = run_probe(*io.transport, rank_, host_ranks, cfg_.probe_options, &row);
+        Status probed = run_probe(*io.transport, rank_, groups, cfg_.probe_options, &row);
         const std::size_t len = probe_row_size(hosts);
         std::vector<double> rows(len * static_cast<std::size_t>(size_), 0.0);
         TOPOAR_TRY(io.allgather(row.data(), len * sizeof(double), rows.data()));
@@ -338,8 +333,7 @@ Status Engine::build_model_table() {
 // predicted once.  0 when a plan is too large to simulate quickly.
 double Engine::predicted_seconds(const PreparedCall& call) {
     constexpr std::size_t kMaxSteps = 200000;
-    auto of = [&](const CompiledPlan* cp) -> double {
-        CompiledPlan* p = const_cast<CompiledPlan*>(cp);  // the cache owns it; only `predicted` changes
+    auto of = [&](const CompiledPlan* p) -> double {
         if (p->predicted < 0) {
             const DefaultTableOptions o = table_options(cfg_);
             Plan full;
@@ -352,15 +346,10 @@ double Engine::predicted_seconds(const PreparedCall& call) {
         }
         return p->predicted;
     };
-    const std::size_t chunks = call.num_chunks();
-    const std::size_t full = call.tail_plan ? chunks - 1 : chunks;
-    double t = static_cast<double>(full) * of(call.plan);
-    if (call.tail_plan) {
-        double tail = of(call.tail_plan);
-        if (tail <= 0) return 0;
-        t += tail;
-    }
-    return of(call.plan) > 0 ? t : 0;
+    const double chunk = of(call.plan), tail = call.tail_plan ? of(call.tail_plan) : 0;
+    if (chunk <= 0 || (call.tail_plan && tail <= 0)) return 0;
+    const std::size_t full = call.num_chunks() - (call.tail_plan ? 1 : 0);
+    return static_cast<double>(full) * chunk + tail;
 }
 
 std::string Engine::take_notice() {
@@ -372,7 +361,7 @@ std::string Engine::take_notice() {
 Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo& io) {
     if (!cfg_.adapt || ranks_.empty() || call.hand_down || call.plan == nullptr) return Status::ok();
     const double predicted = predicted_seconds(call);
-    if (std::getenv("TOPOAR_PROBE_DEBUG") && rank_ == 0 && predicted <= 0)
+    if (probe_debug() && rank_ == 0 && predicted <= 0)
         std::fprintf(stderr, "adapt: no prediction for %zu bytes\n", call.count * call.elem_size);
     if (predicted <= 0) return Status::ok();
     window_.push_back(seconds / predicted);
@@ -388,7 +377,7 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
     double mean = 0;
     for (double r : all) mean += r;
     mean /= static_cast<double>(size_);
-    if (std::getenv("TOPOAR_PROBE_DEBUG") && rank_ == 0)
+    if (probe_debug() && rank_ == 0)
         std::fprintf(stderr, "adapt: window mean measured/predicted %.3f (baseline %.3f, predicted %.4f s)\n", mean,
                      baseline_, predicted);
     if (baseline_ <= 0) {

@@ -58,8 +58,9 @@ struct CompiledPlan {
     ExecProgram program;
     // The cost model's time for the plan (online adaptation), computed at
     // its first timed call from the full plan (plan holds this rank's
-    // part only); < 0: not yet, 0: not predicted (too large).
-    double predicted = -1;
+    // part only); < 0: not yet, 0: not predicted (too large).  Filled in
+    // through the cache's const pointers: a memo, not part of the plan.
+    mutable double predicted = -1;
     Algorithm algorithm = Algorithm::automatic;
     std::size_t count = 0;
     PlanOptions options;

@@ -9,6 +9,7 @@
 #include <exception>
 #include <new>
 #include <sstream>
+#include <memory>
 #include <string>
 
 #include "engine.hpp"
@@ -42,11 +43,13 @@ using namespace topoar;
 
 struct topoar_engine {
     Engine engine;
-    // The set-up I/O, kept for online adaptation during calls (its
-    // callbacks and context stay valid as long as the communicator).
-    bool has_io = false;
+    // The set-up I/O as the glue gave it (its callbacks and context stay
+    // valid as long as the communicator), and as the engine takes it: set
+    // up once, used by set-up and by online adaptation during calls.
     topoar_transport_t io_transport{};
     topoar_setup_io_t io{};
+    std::unique_ptr<Transport> io_link;  // over io_transport; null: no I/O given
+    SetupIo setup_io;
     std::string error;
     std::string description;
     std::string origin;  // topoar_engine_last_origin's buffer
@@ -322,24 +325,20 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
             r.nic_bandwidth = all[i].nic_bandwidth;
             ranks.push_back(std::move(r));
         }
-        Status s;
         if (io && io->transport && io->allgather) {
             e->io_transport = *io->transport;
             e->io = *io;
             e->io.transport = &e->io_transport;
-            e->has_io = true;
-            CallbackTransport t(*io->transport);
-            SetupIo sio;
-            sio.transport = &t;
-            sio.allgather = [io](const void* mine, std::size_t bytes, void* gathered) {
-                return io->allgather(io->ctx, mine, bytes, gathered) == 0
+            e->io_link.reset(new CallbackTransport(e->io_transport));
+            e->setup_io.transport = e->io_link.get();
+            const topoar_setup_io_t* stored = &e->io;
+            e->setup_io.allgather = [stored](const void* mine, std::size_t bytes, void* gathered) {
+                return stored->allgather(stored->ctx, mine, bytes, gathered) == 0
                            ? Status::ok()
-                           : Status(Code::transport_error, "set-up allgather of " + std::to_string(bytes) + " bytes failed");
+                           : Status(Code::transport_error, "allgather of " + std::to_string(bytes) + " bytes failed");
             };
-            s = e->engine.setup(ranks, &sio);
-        } else {
-            s = e->engine.setup(ranks);
         }
+        Status s = e->engine.setup(ranks, e->io_link ? &e->setup_io : nullptr);
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::exception& ex) {
         return fail(e, Status::internal(std::string("setup: ") + ex.what()));
@@ -385,20 +384,7 @@ int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, 
             return fail(e, Status::internal("run: the call is not the last one prepared on this engine"));
         CallbackTransport t(*transport);
         CallbackReducer r(*reducer);
-        if (!e->has_io) {
-            Status s = e->engine.run(p, buf, t, r);
-            return s ? TOPOAR_OK : fail(e, s);
-        }
-        CallbackTransport probes(e->io_transport);
-        SetupIo sio;
-        sio.transport = &probes;
-        const topoar_setup_io_t* io = &e->io;
-        sio.allgather = [io](const void* mine, std::size_t bytes, void* gathered) {
-            return io->allgather(io->ctx, mine, bytes, gathered) == 0
-                       ? Status::ok()
-                       : Status(Code::transport_error, "allgather of " + std::to_string(bytes) + " bytes failed");
-        };
-        Status s = e->engine.run(p, buf, t, r, &sio);
+        Status s = e->engine.run(p, buf, t, r, e->io_link ? &e->setup_io : nullptr);
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("allreduce: out of memory"));

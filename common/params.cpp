@@ -23,13 +23,15 @@ Status parse_bool(const std::string& v, bool* out) {
     return Status::ok();
 }
 
-// A decimal integer (an MCA int: the glue hands it over as text).
-Status parse_int(const std::string& v, int* out) {
+// A decimal integer in [lo, hi] (an MCA int: the glue hands it over as
+// text).
+Status parse_int(const std::string& v, int lo, int hi, int* out) {
     char* end = nullptr;
     errno = 0;
     long n = std::strtol(v.c_str(), &end, 10);
     if (v.empty() || end != v.c_str() + v.size() || errno != 0 || n < INT_MIN || n > INT_MAX)
         return Status::invalid("not an integer");
+    if (n < lo || n > hi) return Status::invalid("must be " + std::to_string(lo) + " to " + std::to_string(hi));
     *out = static_cast<int>(n);
     return Status::ok();
 }
@@ -155,13 +157,7 @@ std::vector<ParamInfo> make_table() {
          "window after set-up (coll_topoar_adapt_threshold), measure the links again and rebuild the "
          "table and plans, all ranks at the same call. Verbose 10 says when. Must be the same on all ranks."},
         {"adapt_interval", T::integer, "8", 6, true, false, false,
-         [](const std::string& v, EngineConfig* c) {
-             int n = 0;
-             TOPOAR_TRY(parse_int(v, &n));
-             if (n < 1 || n > 1000000) return Status::invalid("must be 1 to 1000000");
-             c->adapt_interval = n;
-             return Status::ok();
-         },
+         [](const std::string& v, EngineConfig* c) { return parse_int(v, 1, 1000000, &c->adapt_interval); },
          "Online adaptation: timed calls per window; after each window the ranks compare notes (one "
          "allgather of one number). Must be the same on all ranks."},
         {"adapt_threshold", T::string, "50%", 6, true, false, false,
@@ -176,13 +172,7 @@ std::vector<ParamInfo> make_table() {
          "model's prediction) a window must run to measure the links again, '0.5' or '50%' (the default). "
          "Must be the same on all ranks."},
         {"adapt_max", T::integer, "4", 6, true, false, false,
-         [](const std::string& v, EngineConfig* c) {
-             int n = 0;
-             TOPOAR_TRY(parse_int(v, &n));
-             if (n < 0 || n > 1000) return Status::invalid("must be 0 to 1000");
-             c->adapt_max = n;
-             return Status::ok();
-         },
+         [](const std::string& v, EngineConfig* c) { return parse_int(v, 0, 1000, &c->adapt_max); },
          "Online adaptation: re-measurements per communicator at most (0: never). Must be the same on all "
          "ranks."},
         {"socket_link", T::string, "", 6, true, false, false,

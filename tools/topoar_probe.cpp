@@ -12,11 +12,13 @@
 // complete tree.  The measured values go to stderr as well.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/units.hpp"
 #include "topoar_engine.h"
 #include "topoar_mpi_io.h"
 #include "topology/measured.hpp"
@@ -36,6 +38,13 @@ void usage() {
         "job's full tree with its ranks instead of the racks and hosts alone.\n");
 }
 
+// human_bandwidth / human_latency ("512.3 Mbit/s") as one word of the
+// file format ("512.3Mbit/s").
+std::string word(std::string s) {
+    s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+    return s;
+}
+
 // Racks, spines and hosts with their up-links; what lies inside a host is
 // discovered at run time.
 std::string structure_text(const Topology& t, const std::string& comment) {
@@ -46,11 +55,11 @@ std::string structure_text(const Topology& t, const std::string& comment) {
         for (int p = v.parent; p >= 0; p = t.node(p).parent)
             if (t.node(p).level == Level::spine || t.node(p).level == Level::rack) ++depth;
         out += std::string(static_cast<std::size_t>(2 * depth), ' ') + to_string(v.level) + " " + v.name +
-               " bw=" + rounded_rate(v.up.bandwidth, true) + " lat=" + rounded_time(v.up.latency);
+               " bw=" + word(human_bandwidth(v.up.bandwidth, true)) + " lat=" + word(human_latency(v.up.latency));
         if (v.level == Level::node && !v.children.empty()) {
             const TopoNode& first = t.node(v.children.front());
             if (first.is_leaf() && v.children.size() > 1)
-                out += "  # inside: " + rounded_rate(first.up.bandwidth, false);
+                out += "  # inside: " + human_bandwidth(first.up.bandwidth, false);
         }
         out += "\n";
     }

@@ -101,7 +101,7 @@ public:
             rate = (big - static_cast<double>(n * sizes[k - 1])) / (best[k] - best[k - 1]);
         if (rate <= 0) rate = big / std::max(best[k] - rtt, best[k] / 2);
         out->bandwidth = rate;
-        if (std::getenv("TOPOAR_PROBE_DEBUG")) {
+        if (probe_debug()) {
             std::fprintf(stderr, "probe peer %d rtt %.1fus:", peer_, rtt * 1e6);
             for (std::size_t i = 0; i < sizes.size(); ++i) std::fprintf(stderr, " %zuK:%.2fms", n * sizes[i] >> 10, best[i] * 1e3);
             std::fprintf(stderr, " -> %.1f Mbit/s\n", rate * 8e-6);
@@ -200,16 +200,21 @@ private:
 
 }  // namespace
 
+bool probe_debug() {
+    static const bool on = std::getenv("TOPOAR_PROBE_DEBUG") != nullptr;
+    return on;
+}
+
 std::size_t probe_row_size(int hosts) { return kRowHead + 2 * static_cast<std::size_t>(std::max(hosts, 0)); }
 
-Status run_probe(Transport& transport, int my_rank, const std::vector<std::vector<int>>& host_ranks,
+Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>& host_ranks,
                  const ProbeOptions& opt, std::vector<double>* row) {
     const int hosts = static_cast<int>(host_ranks.size());
     row->assign(probe_row_size(hosts), 0.0);
     int my_host = -1, my_index = -1;
     for (int h = 0; h < hosts; ++h)
-        for (std::size_t i = 0; i < host_ranks[static_cast<std::size_t>(h)].size(); ++i)
-            if (host_ranks[static_cast<std::size_t>(h)][i] == my_rank) {
+        for (std::size_t i = 0; i < host_ranks[static_cast<std::size_t>(h)].ranks.size(); ++i)
+            if (host_ranks[static_cast<std::size_t>(h)].ranks[i] == my_rank) {
                 my_host = h;
                 my_index = static_cast<int>(i);
             }
@@ -217,7 +222,7 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<std::vecto
     const auto rounds = probe_schedule(hosts);
     const double target =
         std::max(kMinRoundSeconds, opt.total_seconds / static_cast<double>(rounds.size() + 1));
-    const std::vector<int>& mine = host_ranks[static_cast<std::size_t>(my_host)];
+    const std::vector<int>& mine = host_ranks[static_cast<std::size_t>(my_host)].ranks;
 
     Status st;
     // Round 0: inside each host, its leader with its second rank.
@@ -235,7 +240,7 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<std::vecto
                 if (p.first != my_host && p.second != my_host) continue;
                 const int other = p.first == my_host ? p.second : p.first;
                 PairResult r;
-                st = Session(transport, host_ranks[static_cast<std::size_t>(other)][0], p.first == my_host, opt,
+                st = Session(transport, host_ranks[static_cast<std::size_t>(other)].ranks[0], p.first == my_host, opt,
                              target)
                          .run(&r);
                 if (st && p.first == my_host) {

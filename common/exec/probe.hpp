@@ -28,6 +28,7 @@
 
 #include "exec/executor.hpp"
 #include "status.hpp"
+#include "topology/discovery.hpp"
 #include "topology/measured.hpp"
 
 namespace topoar {
@@ -41,6 +42,10 @@ struct ProbeOptions {
 };
 constexpr double kMinRoundSeconds = 0.002;
 
+// TOPOAR_PROBE_DEBUG set in the environment (read once per process):
+// every pair's stream times and online adaptation's windows go to stderr.
+bool probe_debug();
+
 // What one rank contributes to the gathered matrix: probe_row_size(hosts)
 // doubles.  A host leader's row holds the pairs it led and its host's
 // inside rate; everyone else's is zeros.  row[0] is nonzero when this
@@ -51,7 +56,7 @@ std::size_t probe_row_size(int hosts);
 // ascending, hosts in probe order (a host's leader is its first rank).
 // Every rank of the communicator calls it; ranks with no part return at
 // once.  Fills *row (probe_row_size doubles).
-Status run_probe(Transport& transport, int my_rank, const std::vector<std::vector<int>>& host_ranks,
+Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>& host_ranks,
                  const ProbeOptions& opt, std::vector<double>* row);
 
 // Every rank's row (rows[r * probe_row_size(hosts) ...]) into the matrix;

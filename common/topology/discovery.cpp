@@ -38,23 +38,7 @@ private:
     std::map<std::string, int> exact_, short_;
 };
 
-struct Host {
-    std::string name;
-    std::vector<int> ranks;  // ascending
-};
-
-// Hosts in order of their lowest rank.
-Status group_hosts(const std::vector<RankInfo>& ranks, std::vector<Host>* hosts) {
-    std::map<std::string, std::size_t> index;
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-        const std::string& h = ranks[r].host;
-        if (h.empty()) return Status::invalid("rank " + std::to_string(r) + " reported no host name");
-        auto ins = index.emplace(h, hosts->size());
-        if (ins.second) hosts->push_back(Host{h, {}});
-        (*hosts)[ins.first->second].ranks.push_back(static_cast<int>(r));
-    }
-    return Status::ok();
-}
+using Host = HostRanks;
 
 std::string host_label(const Host& h) {
     return "host " + excerpt(h.name) + " (ranks " + format_rank_list(h.ranks) + ")";
@@ -293,13 +277,20 @@ Status from_slurm(const std::vector<RankInfo>& ranks, const std::vector<Host>& h
 
 Link or_builtin(const Link& l, const Link& builtin) { return l.bandwidth > 0 ? l : builtin; }
 
-// What every source starts from: the ranks grouped into hosts.
-Status group_ranks(const std::vector<RankInfo>& ranks, std::vector<Host>* hosts) {
-    if (ranks.empty()) return Status::invalid("discover_topology: no ranks");
-    return group_hosts(ranks, hosts);
-}
-
 }  // namespace
+
+Status group_hosts(const std::vector<RankInfo>& ranks, std::vector<HostRanks>* hosts) {
+    if (ranks.empty()) return Status::invalid("discover_topology: no ranks");
+    std::map<std::string, std::size_t> index;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        const std::string& h = ranks[r].host;
+        if (h.empty()) return Status::invalid("rank " + std::to_string(r) + " reported no host name");
+        auto ins = index.emplace(h, hosts->size());
+        if (ins.second) hosts->push_back(HostRanks{h, {}});
+        (*hosts)[ins.first->second].ranks.push_back(static_cast<int>(r));
+    }
+    return Status::ok();
+}
 
 LinkDefaults DiscoveryOptions::link_defaults() const {
     LinkDefaults builtin, d;
@@ -314,14 +305,14 @@ LinkDefaults DiscoveryOptions::link_defaults() const {
 Status discover_from_topology_text(const std::vector<RankInfo>& ranks, const std::string& text,
                                   const std::string& origin, const DiscoveryOptions& opt, Topology* out) {
     std::vector<Host> hosts;
-    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    TOPOAR_TRY(group_hosts(ranks, &hosts));
     return from_topology_text(ranks, hosts, text, origin, opt.link_defaults(), out);
 }
 
 Status discover_from_rack_text(const std::vector<RankInfo>& ranks, const std::string& text, const std::string& origin,
                                const DiscoveryOptions& opt, Topology* out) {
     std::vector<Host> hosts;
-    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    TOPOAR_TRY(group_hosts(ranks, &hosts));
     return from_rack_text(ranks, hosts, text, origin, opt.link_defaults(), out);
 }
 
@@ -343,7 +334,7 @@ Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOpti
                         : discover_from_rack_text(ranks, text, path, opt, out);
     }
     std::vector<Host> hosts;
-    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    TOPOAR_TRY(group_hosts(ranks, &hosts));
     const LinkDefaults d = opt.link_defaults();
     if (network_described(ranks, opt)) return from_slurm(ranks, hosts, d, out);
     TopologyBuilder b;
@@ -354,7 +345,7 @@ Status discover_topology(const std::vector<RankInfo>& ranks, const DiscoveryOpti
 Status discover_measured(const std::vector<RankInfo>& ranks, const MeasuredNetwork& net, const DiscoveryOptions& opt,
                          double overhead, Topology* out) {
     std::vector<Host> hosts;
-    TOPOAR_TRY(group_ranks(ranks, &hosts));
+    TOPOAR_TRY(group_hosts(ranks, &hosts));
     if (net.hosts.size() != hosts.size())
         return Status::internal("measured network of " + std::to_string(net.hosts.size()) + " hosts for " +
                                 std::to_string(hosts.size()));

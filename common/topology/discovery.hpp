@@ -28,6 +28,18 @@ struct RankInfo {
     double nic_bandwidth = 0;
 };
 
+// One host of a communicator: its name and its ranks, ascending.
+struct HostRanks {
+    std::string name;
+    std::vector<int> ranks;
+};
+
+// What every source starts from: the ranks grouped into hosts by
+// RankInfo::host, hosts in order of their lowest rank (the order of a
+// discovered tree's hosts and of the link probes).  Fails on no ranks or a
+// rank without a host name.
+Status group_hosts(const std::vector<RankInfo>& ranks, std::vector<HostRanks>* hosts);
+
 struct DiscoveryOptions {
     std::string topology_file;  // topology file (docs/topology-format.md); "" = none
     std::string rack_file;      // "host rack" lines; "" = none

@@ -3,7 +3,6 @@
 #include "topology/measured.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -288,45 +287,20 @@ bool MeasuredNetwork::from_bytes(const std::string& in, MeasuredNetwork* out) {
     return true;
 }
 
-std::string rounded_rate(double bytes_per_second, bool in_bits) {
-    static const char* const bit_units[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
-    static const char* const byte_units[] = {"B/s", "KB/s", "MB/s", "GB/s", "TB/s"};
-    double v = in_bits ? bytes_per_second * 8 : bytes_per_second;
-    int u = 0;
-    while (v >= 1000 && u < 4) {
-        v /= 1000;
-        ++u;
-    }
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.3g%s", v, in_bits ? bit_units[u] : byte_units[u]);
-    return buf;
-}
-
-std::string rounded_time(double seconds) {
-    char buf[48];
-    if (seconds >= 1e-3)
-        std::snprintf(buf, sizeof buf, "%.3gms", seconds * 1e3);
-    else if (seconds >= 1e-6)
-        std::snprintf(buf, sizeof buf, "%.3gus", seconds * 1e6);
-    else
-        std::snprintf(buf, sizeof buf, "%.3gns", seconds * 1e9);
-    return buf;
-}
-
 std::string MeasuredNetwork::describe() const {
     std::ostringstream os;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         os << "  host " << excerpt(hosts[i]);
         if (rack_of[i] >= 0) os << " (rack m" << rack_of[i] << ")";
-        os << ": up-link " << rounded_rate(host_up[i].bandwidth, true) << ", one-way "
-           << rounded_time(host_up[i].latency);
-        if (local_bw[i] > 0) os << "; inside the host " << rounded_rate(local_bw[i], false);
-        if (nic[i] > 0) os << "; port " << rounded_rate(nic[i], true) << " (sysfs)";
+        os << ": up-link " << human_bandwidth(host_up[i].bandwidth, true) << ", one-way "
+           << human_latency(host_up[i].latency);
+        if (local_bw[i] > 0) os << "; inside the host " << human_bandwidth(local_bw[i], false);
+        if (nic[i] > 0) os << "; port " << human_bandwidth(nic[i], true) << " (sysfs)";
         os << "\n";
     }
     for (std::size_t g = 0; g < rack_up.size(); ++g)
-        os << "  rack m" << g << ": uplink " << rounded_rate(rack_up[g].bandwidth, true) << ", one-way "
-           << rounded_time(rack_up[g].latency) << "\n";
+        os << "  rack m" << g << ": uplink " << human_bandwidth(rack_up[g].bandwidth, true) << ", one-way "
+           << human_latency(rack_up[g].latency) << "\n";
     return os.str();
 }
 

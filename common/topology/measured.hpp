@@ -88,11 +88,6 @@ struct MeasuredNetwork {
     static bool from_bytes(const std::string& bytes, MeasuredNetwork* out);
 };
 
-// Rates and times at three significant digits, for people ("512Mbit/s",
-// "1.2GB/s", "35.1us"); the topology file format reads them back.
-std::string rounded_rate(double bytes_per_second, bool in_bits);
-std::string rounded_time(double seconds);
-
 // The network the matrix shows (see the file comment); names: the hosts'
 // names, matrix order.  nic (per host, or empty): what each host's fastest
 // port says (bytes/s, 0 unknown); a measured host link above it is capped

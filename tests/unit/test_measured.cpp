@@ -97,6 +97,16 @@ struct FakeNet {
     }
 };
 
+// Scenario s2's network: four 1 Gbit/s hosts, two racks joined at
+// 200 Mbit/s; `rack` says which host is in which.
+FakeNet s2_racks(std::vector<int> rack) {
+    FakeNet f;
+    f.host_bw = {125e6, 125e6, 125e6, 125e6};
+    f.rack = std::move(rack);
+    f.rack_bw = {25e6, 25e6};
+    return f;
+}
+
 std::vector<std::string> names(int n) {
     std::vector<std::string> v;
     for (int i = 0; i < n; ++i) v.push_back("h" + std::to_string(i));
@@ -120,10 +130,7 @@ void test_two_hosts(void**) {
 // ranks on alternating racks).
 void test_racks(void**) {
     for (int interleaved = 0; interleaved < 2; ++interleaved) {
-        FakeNet f;
-        f.host_bw = {125e6, 125e6, 125e6, 125e6};
-        f.rack = interleaved ? std::vector<int>{0, 1, 0, 1} : std::vector<int>{0, 0, 1, 1};
-        f.rack_bw = {25e6, 25e6};
+        FakeNet f = s2_racks(interleaved ? std::vector<int>{0, 1, 0, 1} : std::vector<int>{0, 0, 1, 1});
         MeasuredNetwork net;
         expect_ok(infer_network(f.probe(), names(4), &net));
         assert_int_equal(net.num_racks(), 2);
@@ -169,10 +176,7 @@ void test_slow_host(void**) {
 }
 
 void test_restrict_and_digest(void**) {
-    FakeNet f;
-    f.host_bw = {125e6, 125e6, 125e6, 125e6};
-    f.rack = {0, 0, 1, 1};
-    f.rack_bw = {25e6, 25e6};
+    FakeNet f = s2_racks({0, 0, 1, 1});
     MeasuredNetwork net, sub;
     expect_ok(infer_network(f.probe(), names(4), &net));
     assert_true(net.digest() != 0);
@@ -199,10 +203,7 @@ void test_restrict_and_digest(void**) {
 }
 
 void test_bytes_round_trip(void**) {
-    FakeNet f;
-    f.host_bw = {125e6, 125e6, 125e6, 125e6};
-    f.rack = {0, 1, 0, 1};
-    f.rack_bw = {25e6, 25e6};
+    FakeNet f = s2_racks({0, 1, 0, 1});
     MeasuredNetwork net, back;
     ProbeMatrix m = f.probe();
     m.local_bw[2] = 5e9;
@@ -271,10 +272,7 @@ void test_discover_measured(void**) {
     std::vector<RankInfo> ranks(5);
     const char* host_of[] = {"h0", "h1", "h2", "h3", "h1"};
     for (int r = 0; r < 5; ++r) ranks[static_cast<std::size_t>(r)].host = host_of[r];
-    FakeNet f;
-    f.host_bw = {125e6, 125e6, 125e6, 125e6};
-    f.rack = {0, 1, 0, 1};
-    f.rack_bw = {25e6, 25e6};
+    FakeNet f = s2_racks({0, 1, 0, 1});
     MeasuredNetwork net;
     ProbeMatrix m = f.probe();
     m.local_bw[1] = 3e9;
@@ -333,11 +331,23 @@ private:
     long gen_ = 0, copy_gen_ = 0;
 };
 
+// Rank r's set-up I/O over the in-process transport and the threads'
+// allgather.
+SetupIo thread_io(topoar_test::FakeTransport& t, Gather& gather, int r) {
+    SetupIo io;
+    io.transport = &t;
+    io.allgather = [&gather, r](const void* mine, std::size_t bytes, void* all) {
+        gather.allgather(r, mine, bytes, all);
+        return Status::ok();
+    };
+    return io;
+}
+
 // The probes over the in-process transport: every pair of hosts measured
 // once by its lower host's leader, the inside rate of hosts with two or
 // more ranks, nothing left in flight.
 void test_run_probe(void**) {
-    const std::vector<std::vector<int>> hosts = {{0, 3}, {1}, {2, 4}};
+    const std::vector<HostRanks> hosts = {{"a", {0, 3}}, {"b", {1}}, {"c", {2, 4}}};
     const int n = 5;
     topoar_test::FakeNetwork network(n);
     std::vector<std::vector<double>> rows(n);
@@ -392,12 +402,7 @@ void test_engine_setup_probes(void**) {
         for (int r = 0; r < n; ++r)
             threads.emplace_back([&, r] {
                 topoar_test::FakeTransport t(network, r);
-                SetupIo io;
-                io.transport = &t;
-                io.allgather = [&, r](const void* mine, std::size_t bytes, void* all) {
-                    gather.allgather(r, mine, bytes, all);
-                    return Status::ok();
-                };
+                SetupIo io = thread_io(t, gather, r);
                 Engine e(r, n, cfg);
                 st[static_cast<std::size_t>(r)] = e.setup(ranks, &io);
                 (*texts)[static_cast<std::size_t>(r)] = e.topology().to_text();
@@ -479,12 +484,7 @@ void test_online_adaptation(void**) {
             std::vector<RankInfo> ranks(n);
             for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)].host = host_of[i];
             topoar_test::FakeTransport t(network, r);
-            SetupIo io;
-            io.transport = &t;
-            io.allgather = [&, r](const void* mine, std::size_t bytes, void* all) {
-                gather.allgather(r, mine, bytes, all);
-                return Status::ok();
-            };
+            SetupIo io = thread_io(t, gather, r);
             EngineConfig cfg;
             cfg.probe_options.total_seconds = 0.01;
             cfg.probe_options.max_message = 64 << 10;
