@@ -72,18 +72,20 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
         if (port > 0 && up[static_cast<std::size_t>(i)] > port) up[static_cast<std::size_t>(i)] = port;
     }
     // Racks: a host joins the first group it reaches at host-link rate
-    // from every measured member.
+    // from at least half of its measured members.  A shared uplink holds
+    // back every pair that crosses it; one slow pair alone is a disturbed
+    // measurement (interference only ever slows a stream down).
     std::vector<std::vector<int>> groups;
     for (int i = 0; i < n; ++i) {
         int joined = -1;
         for (std::size_t g = 0; g < groups.size() && joined < 0; ++g) {
-            bool fits = true, any = false;
+            int pairs = 0, held = 0;
             for (int k : groups[g]) {
                 if (!measured(i, k)) continue;
-                any = true;
-                if (held_back(i, k)) fits = false;
+                ++pairs;
+                if (held_back(i, k)) ++held;
             }
-            if (fits && any) joined = static_cast<int>(g);
+            if (pairs > 0 && 2 * held <= pairs) joined = static_cast<int>(g);
         }
         if (joined < 0) {
             joined = static_cast<int>(groups.size());

@@ -18,8 +18,9 @@
 //     host is slow with every partner);
 //   - two hosts whose pair stayed clearly below both their up-links
 //     (kRackFactor) are separated by something slower than either host
-//     link: a shared uplink.  Hosts that reach each other at host-link rate
-//     form a rack; the rack's uplink is what the pairs leaving it moved
+//     link: a shared uplink, which holds back every pair crossing it.  A
+//     host joins the first rack it reaches at host-link rate from at least
+//     half of its members (one slow pair alone is a disturbed measurement); the rack's uplink is what the pairs leaving it moved
 //     at once in a round (the flows that crossed it together), averaged
 //     over the rounds;
 //   - latencies: a pair's one-way time is split over the links it crosses;
