@@ -208,7 +208,7 @@ bool probe_debug() {
 std::size_t probe_row_size(int hosts) { return kRowHead + 2 * static_cast<std::size_t>(std::max(hosts, 0)); }
 
 Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>& host_ranks,
-                 const ProbeOptions& opt, std::vector<double>* row) {
+                 const ProbeOptions& opt, const std::function<Status()>& barrier, std::vector<double>* row) {
     const int hosts = static_cast<int>(host_ranks.size());
     row->assign(probe_row_size(hosts), 0.0);
     int my_host = -1, my_index = -1;
@@ -231,6 +231,10 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>
         st = Session(transport, mine[static_cast<std::size_t>(1 - my_index)], my_index == 0, opt, target).run(&r);
         if (st && my_index == 0) (*row)[2] = r.bandwidth;
     }
+    // Every rank, whatever happened: no host's streams inside it share the
+    // cores with the pairs between hosts.
+    Status b = barrier();
+    if (st) st = b;
     // The rounds between hosts: leaders only.
     if (my_index == 0) {
         (*row)[1] = my_host + 1;

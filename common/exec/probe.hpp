@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "exec/executor.hpp"
@@ -55,9 +56,11 @@ std::size_t probe_row_size(int hosts);
 // This rank's part of the probes.  host_ranks: the ranks of each host,
 // ascending, hosts in probe order (a host's leader is its first rank).
 // Every rank of the communicator calls it; ranks with no part return at
-// once.  Fills *row (probe_row_size doubles).
+// once.  Fills *row (probe_row_size doubles).  barrier: a collective every
+// rank calls once, between round 0 (inside hosts) and the rounds between
+// hosts, which would otherwise share the cores with round 0's streams.
 Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>& host_ranks,
-                 const ProbeOptions& opt, std::vector<double>* row);
+                 const ProbeOptions& opt, const std::function<Status()>& barrier, std::vector<double>* row);
 
 // Every rank's row (rows[r * probe_row_size(hosts) ...]) into the matrix;
 // false when some rank's probes failed (row[0]).

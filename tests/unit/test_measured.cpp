@@ -373,11 +373,17 @@ void test_run_probe(void**) {
     ProbeOptions opt;
     opt.total_seconds = 0.01;
     opt.max_message = 64 << 10;
+    Gather gather(n);
     std::vector<std::thread> threads;
     for (int r = 0; r < n; ++r)
         threads.emplace_back([&, r] {
             topoar_test::FakeTransport t(network, r);
-            st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, &rows[static_cast<std::size_t>(r)]);
+            auto barrier = [&gather, r]() {
+                char token = 0, all[8];
+                gather.allgather(r, &token, 1, all);
+                return Status::ok();
+            };
+            st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, barrier, &rows[static_cast<std::size_t>(r)]);
         });
     for (auto& th : threads) th.join();
     for (const Status& s : st) expect_ok(s);
