@@ -103,9 +103,13 @@ else
 fi
 #    configurations: 0 GPU path off, 1 on without the host-pointer cache,
 #    2 on with it (the default)
-for rep in 1 2 3 4 5 6 7 8 9; do
+#    (DETECT_REPS jobs of each, default 15, ranks bound to cores: the
+#    machine has cores to spare, and unbound ranks wander)
+reps=${DETECT_REPS:-15}
+mpib=("${mpi[@]/#none/core}")
+for rep in $(seq "$reps"); do
     for conf in 0 1 2; do
-        "${mpi[@]}" -np 2 --mca coll_topoar_cuda $((conf > 0)) --mca coll_topoar_mem_type_cache $((conf > 1)) \
+        "${mpib[@]}" -np 2 --mca coll_topoar_cuda $((conf > 0)) --mca coll_topoar_mem_type_cache $((conf > 1)) \
             --mca coll_topoar_single_node_fallback 0 \
             "$prefix/bin/topoar_osu_allreduce" -m 8:8 -i 50000 -x 5000 2>/dev/null |
             awk -v c=$conf '$1 == 8 {print c, $2}' >>"$out/detect.txt"
@@ -115,7 +119,7 @@ med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 m0=$(awk '$1 == 0 {print $2}' "$out/detect.txt" | med)
 m1=$(awk '$1 == 1 {print $2}' "$out/detect.txt" | med)
 m2=$(awk '$1 == 2 {print $2}' "$out/detect.txt" | med)
-log "8 B host allreduce, np=2, median of 9 interleaved jobs: GPU path off ${m0} us, on without the cache ${m1} us, on with it ${m2} us"
+log "8 B host allreduce, np=2, median of $reps interleaved jobs: GPU path off ${m0} us, on without the cache ${m1} us, on with it ${m2} us"
 
 log "done: $fails failures"
 rm -rf "$work"
