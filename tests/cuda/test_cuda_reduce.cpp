@@ -1,8 +1,10 @@
 // topoar's CUDA reduction kernels (cuda/libtopoar_cuda.so) against the host
 // reduction: for every pair topoar_reduce_supported(op, type, 1) lists, on
-// counts 0, 1, 7, 1000, 100003 and 3,000,017 from a start one element past
-// the allocation, the device result must equal topoar_reduce_host's bit for
-// bit, and the guard elements on both sides must be untouched.  Unsupported
+// counts 0, 1, 7, 1000, 100003 and 3,000,017, from a start one element past
+// the allocation (unaligned for types under 16 bytes: the one-element loop)
+// and from a 16-byte aligned start (the 16-byte vector loop and its tail),
+// the device result must equal topoar_reduce_host's bit for bit, and the
+// guard elements on both sides must be untouched.  Unsupported
 // pairs must give cudaErrorNotSupported.  The library is loaded with dlopen,
 // as the component does.  Without a CUDA device the test is skipped (77);
 // under the fake runtime (tests/fake_cuda) the kernels' host twins run.
@@ -75,35 +77,42 @@ void fill(std::vector<unsigned char>& buf, int type, size_t n, std::mt19937& rng
 void check_pair(topoar_cuda_reduce_fn reduce, int op, int type, std::mt19937& rng)
 {
     const size_t sz = topoar_reduce_type_size(type);
-    for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1000), size_t(100003), size_t(3000017)}) {
-        const size_t bytes = (count + 2) * sz;
-        std::vector<unsigned char> in(bytes), io(bytes), want, got(bytes);
-        fill(in, type, count + 2, rng);
-        fill(io, type, count + 2, rng);
-        want = io;
-        topoar_reduce_host(op, type, in.data() + sz, want.data() + sz, count);
-        void *d_in = nullptr, *d_io = nullptr;
-        CHECK_CUDA(cudaMalloc(&d_in, bytes));
-        CHECK_CUDA(cudaMalloc(&d_io, bytes));
-        CHECK_CUDA(cudaMemcpy(d_in, in.data(), bytes, cudaMemcpyHostToDevice));
-        CHECK_CUDA(cudaMemcpy(d_io, io.data(), bytes, cudaMemcpyHostToDevice));
-        int rc = reduce(op, type, static_cast<char*>(d_in) + sz, static_cast<char*>(d_io) + sz, count, nullptr);
-        if (rc != 0) {
-            std::printf("FAIL %s/%s count %zu: topoar_cuda_reduce returned %d\n", topoar_reduce_op_name(op),
-                        topoar_reduce_type_name(type), count, rc);
-            ++failures;
-        }
-        CHECK_CUDA(cudaDeviceSynchronize());
-        CHECK_CUDA(cudaMemcpy(got.data(), d_io, bytes, cudaMemcpyDeviceToHost));
-        CHECK_CUDA(cudaFree(d_in));
-        CHECK_CUDA(cudaFree(d_io));
-        if (std::memcmp(got.data(), want.data(), bytes) != 0) {
-            size_t i = 0;
-            while (got[i] == want[i]) ++i;
-            std::printf("FAIL %s/%s count %zu: differs from the host at byte %zu (element %ld)\n",
-                        topoar_reduce_op_name(op), topoar_reduce_type_name(type), count, i,
-                        static_cast<long>(i / sz) - 1);
-            ++failures;
+    size_t aligned_lead = 1;  // elements before an aligned start: lcm(sz, 16) / sz
+    while ((aligned_lead * sz) % 16 != 0) ++aligned_lead;
+    std::vector<size_t> leads{1};
+    if (aligned_lead != 1) leads.push_back(aligned_lead);
+    for (size_t lead : leads) {
+        for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1000), size_t(100003), size_t(3000017)}) {
+            const size_t elems = lead + count + 1, bytes = elems * sz, off = lead * sz;
+            std::vector<unsigned char> in(bytes), io(bytes), want, got(bytes);
+            fill(in, type, elems, rng);
+            fill(io, type, elems, rng);
+            want = io;
+            topoar_reduce_host(op, type, in.data() + off, want.data() + off, count);
+            void *d_in = nullptr, *d_io = nullptr;
+            CHECK_CUDA(cudaMalloc(&d_in, bytes));
+            CHECK_CUDA(cudaMalloc(&d_io, bytes));
+            CHECK_CUDA(cudaMemcpy(d_in, in.data(), bytes, cudaMemcpyHostToDevice));
+            CHECK_CUDA(cudaMemcpy(d_io, io.data(), bytes, cudaMemcpyHostToDevice));
+            int rc = reduce(op, type, static_cast<char*>(d_in) + off, static_cast<char*>(d_io) + off, count, nullptr);
+            if (rc != 0) {
+                std::printf("FAIL %s/%s count %zu (start %zu bytes in): topoar_cuda_reduce returned %d\n",
+                            topoar_reduce_op_name(op), topoar_reduce_type_name(type), count, off, rc);
+                ++failures;
+            }
+            CHECK_CUDA(cudaDeviceSynchronize());
+            CHECK_CUDA(cudaMemcpy(got.data(), d_io, bytes, cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaFree(d_in));
+            CHECK_CUDA(cudaFree(d_io));
+            if (std::memcmp(got.data(), want.data(), bytes) != 0) {
+                size_t i = 0;
+                while (got[i] == want[i]) ++i;
+                std::printf("FAIL %s/%s count %zu (start %zu bytes in): differs from the host at byte %zu "
+                            "(element %ld)\n",
+                            topoar_reduce_op_name(op), topoar_reduce_type_name(type), count, off, i,
+                            static_cast<long>(i / sz) - static_cast<long>(lead));
+                ++failures;
+            }
         }
     }
 }
@@ -178,6 +187,7 @@ int main(int argc, char** argv)
     if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) {
         bench(reduce, TOPOAR_REDOP_SUM, TOPOAR_REDTYPE_FLOAT32);
         bench(reduce, TOPOAR_REDOP_SUM, TOPOAR_REDTYPE_INT8);
+        bench(reduce, TOPOAR_REDOP_SUM, TOPOAR_REDTYPE_INT16);
         bench(reduce, TOPOAR_REDOP_SUM, TOPOAR_REDTYPE_FLOAT64);
     }
     return failures ? 1 : 0;
