@@ -25,17 +25,33 @@
 
 /* ---- callbacks for the engine -------------------------------------------- */
 
+/* The transport's context: the communicator, and how many times this call
+ * has found nothing to do.  A call starts without making opal_progress poll
+ * the event library on every pass: the TCP BTL's sockets are still polled at
+ * the progress engine's tick, as for tuned, and a poll() per pass cost small
+ * calls across hosts 5-25 % (docs/performance.md, "What mattered").  A call
+ * that has gone idle kPollAfterIdle times asks for every-pass polling for the
+ * rest of the call, so a long wait on TCP (a connection being set up, a
+ * congested link) never waits for the tick. */
+typedef struct {
+    ompi_communicator_t *comm;
+    unsigned idle;
+    bool polling; /* this call raised opal_progress's event users */
+} pml_ctx_t;
+
+enum { kPollAfterIdle = 64 };
+
 static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
 {
     return MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
-                              MCA_PML_BASE_SEND_STANDARD, (ompi_communicator_t *) ctx,
+                              MCA_PML_BASE_SEND_STANDARD, ((pml_ctx_t *) ctx)->comm,
                               (ompi_request_t **) req));
 }
 
 static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
 {
     return MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
-                              (ompi_communicator_t *) ctx, (ompi_request_t **) req));
+                              ((pml_ctx_t *) ctx)->comm, (ompi_request_t **) req));
 }
 
 static int pml_wait(void *ctx, void **req)
@@ -76,7 +92,11 @@ static int pml_cancel(void *ctx, void **req)
 
 static void pml_progress(void *ctx)
 {
-    (void) ctx;
+    pml_ctx_t *c = (pml_ctx_t *) ctx;
+    if (!c->polling && ++c->idle >= kPollAfterIdle) {
+        opal_progress_event_users_increment();
+        c->polling = true;
+    }
     opal_progress();
 }
 
@@ -251,7 +271,8 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     if (NULL == problem) {
         /* Links between hosts may be measured here (coll_topoar_probe):
          * point-to-point over comm, as the calls will run. */
-        topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
+        pml_ctx_t pctx = {comm, 0, true}; /* polled throughout (below) */
+        topoar_transport_t transport = {&pctx, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
         topoar_setup_io_t io = {&transport, comm, setup_allgather};
         opal_progress_event_users_increment();
         rc = topoar_engine_setup_io(m->engine, all, &io);
@@ -371,14 +392,14 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
     int rc;
     reduce_ctx_t rctx = {op, dtype, call->elem_size, 0, 0, 0};
     topoar_reducer_t reducer = {&rctx, op_reduce};
-    topoar_transport_t transport = {comm, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
+    pml_ctx_t pctx = {comm, 0, false};
+    topoar_transport_t transport = {&pctx, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
 
     rctx.own = mca_coll_topoar_op_ids(dtype, op, &rctx.redop, &rctx.redtype);
-    /* While the collective runs, have opal_progress poll the event library
-     * (TCP sockets) on every call instead of once per tick. */
-    opal_progress_event_users_increment();
     rc = topoar_engine_run(m->engine, call, rbuf, &transport, &reducer);
-    opal_progress_event_users_decrement();
+    if (pctx.polling) {
+        opal_progress_event_users_decrement();
+    }
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "run");
     }

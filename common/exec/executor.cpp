@@ -124,8 +124,15 @@ Status Executor::run(const ExecProgram& prog, void* buf_v, void* scratch_v, std:
     // behind an unfinished older one of its channel is seen when that one
     // completes: messages of a channel match in order, and the older one
     // completes through the transport's progress alone.
+    // A pass that saw nothing complete drives the transport's progress
+    // before the next one; a pass that did goes on at once (what it posted
+    // may already be done: eager sends, messages waiting unexpected).
+    // Progress first would, on an oversubscribed host, give the core away
+    // (the progress engine yields when it finds nothing) with work at hand.
+    bool moved = true;
     while (d.error().is_ok() && !policy_.done(0)) {
-        transport.progress();
+        if (!moved) transport.progress();
+        moved = false;
         for (std::size_t c = 0; c < prog.num_chans && d.error().is_ok(); ++c) {
             std::vector<std::uint32_t>& q = queue_[c];  // posting below may grow it
             std::size_t& h = head_[c];
@@ -133,6 +140,7 @@ Status Executor::run(const ExecProgram& prog, void* buf_v, void* scratch_v, std:
                 const std::uint32_t i = q[h];
                 if (!d.poll(i)) break;
                 ++h;
+                moved = true;
                 if (prog.steps[i].kind == OpKind::send)
                     policy_.send_done(i);
                 else
