@@ -491,7 +491,7 @@ std::string Engine::describe_origin(const PreparedCall& call) {
 }
 
 CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t elem_size, MemType mem,
-                     std::size_t segment_bytes) {
+                     std::size_t segment_bytes, int hosts) {
     CallUnits u;
     // A large call runs in chunks of at most chunk_size bytes, each a whole
     // all-reduce of its part: one plan (and one for the remainder) serves
@@ -500,12 +500,17 @@ CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t ele
     u.chunk_count = count;
     if (cfg.chunk_size && elem_size && count > cfg.chunk_size / elem_size)
         u.chunk_count = std::max<std::size_t>(1, cfg.chunk_size / elem_size);
-    // Host calls of many MiB use larger messages (scaled_unit); device
-    // plans have their own pipelining unit.
+    // Host calls of many MiB pipeline in larger units (scaled_unit), and on
+    // one host use larger messages too; across hosts a message stays at the
+    // segment size as set (engine.hpp).  Device plans have their own
+    // pipelining unit.
     const std::size_t bytes = count * elem_size, chunk_bytes = u.chunk_count * elem_size;
     if (mem == MemType::cuda) {
         u.segment_bytes = segment_bytes;
         u.pipeline_bytes = cfg.gpu_model.pipeline_bytes;
+    } else if (hosts > 1) {
+        u.segment_bytes = segment_bytes;
+        u.pipeline_bytes = scaled_unit(cfg.pipeline_size, bytes, chunk_bytes);
     } else {
         u.segment_bytes = scaled_unit(segment_bytes, bytes, chunk_bytes);
         u.pipeline_bytes = scaled_unit(cfg.pipeline_size, bytes, chunk_bytes);
@@ -602,7 +607,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     call->plan_algorithm = alg;
     if (count == 0 || size_ == 1) return Status::ok();
-    const CallUnits u = call_units(cfg_, count, elem_size, mem, cfg_.segment_size);
+    const CallUnits u = call_units(cfg_, count, elem_size, mem, cfg_.segment_size, shape_.nodes);
     const std::size_t chunk = u.chunk_count, tail = count % chunk, pipeline = u.pipeline_bytes;
     if (!d.has_segment) segment = u.segment_bytes;  // a rule's segment size is kept as written
     auto plans = [&](Algorithm a, std::size_t seg) {
@@ -617,7 +622,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // of data all ranks share, so every rank takes the same way.
     if (s.code() == Code::unsupported && (d.origin == Origin::rule || d.origin == Origin::model)) {
         alg = builtin_choice(count * elem_size);
-        segment = call_units(cfg_, count, elem_size, mem, cfg_.segment_size).segment_bytes;
+        segment = call_units(cfg_, count, elem_size, mem, cfg_.segment_size, shape_.nodes).segment_bytes;
         call->algorithm = alg;
         call->plan_algorithm = alg;
         call->fell_through = true;

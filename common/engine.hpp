@@ -181,15 +181,21 @@ struct EngineConfig {
 PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem = MemType::host);
 // How a call of `count` elements is cut: chunks of chunk_count elements
 // (EngineConfig::chunk_size; count itself when not cut), and the segment
-// and pipelining units its plans use (scaled up for large host calls:
-// scaled_unit in exec/schedule_policy.hpp) from segment_bytes, the
-// setting before scaling (a rule's own segment size is used as written).
-// The engine and the simulator (topoar_sim) cut alike.
+// and pipelining units its plans use from segment_bytes, the setting before
+// scaling (a rule's own segment size is used as written).  Large host calls
+// scale the pipelining unit up (scaled_unit in exec/schedule_policy.hpp:
+// fewer plan steps); they scale the segment, the size of one message, only
+// on one host (hosts <= 1), where shared memory moves large messages
+// faster.  Across hosts the segment stays as set: over TCP a segment above
+// the eager limit waits for a rendezvous handshake queued behind the data
+// in flight (2 hosts at 1 Gbit/s, tree, 16 MiB: 0.27 s with 64 KiB segments
+// against 0.14 s with 32 KiB; docs/large-messages.md).  The engine and the
+// simulator (topoar_sim) cut alike.
 struct CallUnits {
     std::size_t chunk_count = 0, segment_bytes = 0, pipeline_bytes = 0;
 };
 CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t elem_size, MemType mem,
-                     std::size_t segment_bytes);
+                     std::size_t segment_bytes, int hosts);
 // The options set-up builds the cost-model table with (tools print the same
 // one).
 DefaultTableOptions table_options(const EngineConfig& cfg);

@@ -407,7 +407,8 @@ Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Op
     // after the other with one plan; large host calls use larger units.
     // The prediction is the chunk's, scaled by the chunks (and the
     // remainder's share).
-    const CallUnits u = call_units(cfg, count, o.elem, o.cuda ? MemType::cuda : MemType::host, cfg.segment_size);
+    const CallUnits u = call_units(cfg, count, o.elem, o.cuda ? MemType::cuda : MemType::host, cfg.segment_size,
+                                   static_cast<int>(topo.nodes_at(Level::node).size()));
     const double chunks = static_cast<double>(count) / static_cast<double>(u.chunk_count);
     count = u.chunk_count;
     popt.pipeline_elems = u.pipeline_bytes ? std::max<std::size_t>(1, u.pipeline_bytes / o.elem) : 0;

@@ -750,6 +750,29 @@ static void test_scaled_units(void** state) {
     assert_int_equal(scaled_unit(32 * K, 4096 * M, 4096 * M), 4 * M);
     assert_int_equal(scaled_unit(0, 4096 * M, chunk), 0);         // 0 (none) stays
     assert_int_equal(scaled_unit(8 * M, 256 * M, chunk), 8 * M);  // never below the setting
+
+    // call_units scales the segment (one message) on one host only: across
+    // hosts it stays as set (over TCP a segment above the eager limit waits
+    // for a handshake queued behind the data); the pipelining unit scales
+    // on both; device calls keep their own unit.
+    EngineConfig cfg;
+    cfg.segment_size = 32 * K;
+    cfg.pipeline_size = 32 * K;
+    cfg.chunk_size = chunk;
+    const std::size_t count = 256 * M / 4;
+    CallUnits one = call_units(cfg, count, 4, MemType::host, cfg.segment_size, 1);
+    assert_int_equal(one.segment_bytes, M);
+    assert_int_equal(one.pipeline_bytes, M);
+    assert_int_equal(one.chunk_count, chunk / 4);
+    for (int hosts : {2, 7}) {
+        CallUnits across = call_units(cfg, count, 4, MemType::host, cfg.segment_size, hosts);
+        assert_int_equal(across.segment_bytes, 32 * K);
+        assert_int_equal(across.pipeline_bytes, M);
+        assert_int_equal(across.chunk_count, chunk / 4);  // chunks still bound the call
+    }
+    CallUnits dev = call_units(cfg, count, 4, MemType::cuda, cfg.segment_size, 1);
+    assert_int_equal(dev.segment_bytes, 32 * K);
+    assert_int_equal(dev.pipeline_bytes, cfg.gpu_model.pipeline_bytes);
 }
 
 // A call larger than chunk_size runs chunk by chunk with one plan (and one
