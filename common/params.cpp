@@ -72,11 +72,12 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->segment_size); },
          "Largest message in bytes: transfers are cut into segments of this size that flow independently "
          "(pipelining). Keep it at or below the BTL's eager limit (TCP: 64 KiB) so no segment waits for a "
-         "rendezvous handshake (0: whole transfers). Must be the same on all ranks."},
+         "rendezvous handshake (0: whole transfers). Calls above 8 MiB on one host use larger segments; "
+         "across hosts no message exceeds this size. Must be the same on all ranks."},
         {"pipeline_size", T::size, "32768", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->pipeline_size); },
-         "Pipelining unit in bytes that planners build into their rounds (0: none). "
-         "Must be the same on all ranks."},
+         "Pipelining unit in bytes that planners build into their rounds (0: none); calls above 8 MiB "
+         "use a larger one (call bytes / 256, at most chunk_size / 64). Must be the same on all ranks."},
         {"chunk_size", T::size, "67108864", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->chunk_size); },
          "Calls larger than this many bytes run as consecutive chunks of it, each a complete all-reduce of "
