@@ -622,7 +622,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // of data all ranks share, so every rank takes the same way.
     if (s.code() == Code::unsupported && (d.origin == Origin::rule || d.origin == Origin::model)) {
         alg = builtin_choice(count * elem_size);
-        segment = call_units(cfg_, count, elem_size, mem, cfg_.segment_size, shape_.nodes).segment_bytes;
+        segment = u.segment_bytes;  // the setting's, not the rule's
         call->algorithm = alg;
         call->plan_algorithm = alg;
         call->fell_through = true;

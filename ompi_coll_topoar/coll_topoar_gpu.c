@@ -75,6 +75,22 @@ typedef struct topoar_gpu_state {
  * Set-ups in several threads reserve a place atomically (coll_topoar.h). */
 static int nccl_comms_alive = 0;
 
+/* Takes a place under the cap now (set-ups racing in other threads must not
+ * all see room for one more); NULL, or why there is none. */
+static const char *nccl_place_take(void)
+{
+    if (__atomic_add_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED) > mca_coll_topoar_component.nccl_max_comms) {
+        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+        return "coll_topoar_nccl_max_comms NCCL communicators exist already";
+    }
+    return NULL;
+}
+
+static void nccl_place_give(void)
+{
+    (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+}
+
 #define GPU (mca_coll_topoar_component.gpu)
 
 /* ---- open / close ------------------------------------------------------- */
@@ -171,11 +187,11 @@ void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m)
     if (NULL != GPU) {
         if (NULL != g->nccl_host) {
             (void) GPU->nccl_comm_destroy(g->nccl_host);
-            (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+            nccl_place_give();
         }
         if (NULL != g->nccl) {
             (void) GPU->nccl_comm_destroy(g->nccl);
-            (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+            nccl_place_give();
         }
         if (NULL != g->scratch) {
             (void) GPU->dev_free(g->scratch);
@@ -325,15 +341,9 @@ static void nccl_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, ompi_
         g->nccl_state = NCCL_OFF; /* the same on every rank: MCA value / build */
         return;
     }
-    /* A place under the cap, taken now: set-ups racing in other threads
-     * must not all see room for one more. */
-    if (__atomic_add_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED) > cm->nccl_max_comms) {
-        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
-        ok = 0;
-        problem = "coll_topoar_nccl_max_comms NCCL communicators exist already";
-    } else {
-        reserved = true;
-    }
+    problem = nccl_place_take();
+    reserved = NULL == problem;
+    ok = reserved;
     if (0 == rank && ok && 0 != GPU->nccl_unique_id(id)) {
         ok = 0;
         problem = GPU->last_error();
@@ -358,7 +368,7 @@ static void nccl_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, ompi_
         return;
     }
     if (reserved) {
-        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+        nccl_place_give();
     }
     if (NULL != g->nccl) {
         (void) GPU->nccl_comm_destroy(g->nccl);
@@ -387,12 +397,10 @@ static void nccl_host_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, 
     if (TOPOAR_OK != topoar_engine_host_position(m->engine, &host, &local, &hosts)) {
         ok = 0;
         problem = topoar_engine_error(m->engine);
-    } else if (__atomic_add_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED) > cm->nccl_max_comms) {
-        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
-        ok = 0;
-        problem = "coll_topoar_nccl_max_comms NCCL communicators exist already";
     } else {
-        reserved = true;
+        problem = nccl_place_take();
+        reserved = NULL == problem;
+        ok = reserved;
     }
     /* ncclCommSplit is collective over comm's NCCL communicator: all or none. */
     rc = m->previous_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm, m->previous_allreduce_module);
@@ -412,7 +420,7 @@ static void nccl_host_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, 
         return;
     }
     if (reserved) {
-        (void) __atomic_sub_fetch(&nccl_comms_alive, 1, __ATOMIC_RELAXED);
+        nccl_place_give();
     }
     if (NULL != g->nccl_host) {
         (void) GPU->nccl_comm_destroy(g->nccl_host);

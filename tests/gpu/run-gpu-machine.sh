@@ -46,8 +46,9 @@ ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 log "GPUs: $ngpu; $(nvidia-smi -L 2>/dev/null | head -1)"
 
 pkglib=$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p')
-mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none
-     --mca mca_base_component_path "$pkglib:$prefix/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self)
+mpi_base=(mpirun --allow-run-as-root --oversubscribe
+          --mca mca_base_component_path "$pkglib:$prefix/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self)
+mpi=("${mpi_base[@]}" --bind-to none)
 fails=0
 
 # 2. kernels
@@ -106,7 +107,7 @@ fi
 #    (DETECT_REPS jobs of each, default 15, ranks bound to cores: the
 #    machine has cores to spare, and unbound ranks wander)
 reps=${DETECT_REPS:-15}
-mpib=("${mpi[@]/#none/core}")
+mpib=("${mpi_base[@]}" --bind-to core)
 for rep in $(seq "$reps"); do
     for conf in 0 1 2; do
         "${mpib[@]}" -np 2 --mca coll_topoar_cuda $((conf > 0)) --mca coll_topoar_mem_type_cache $((conf > 1)) \
