@@ -28,8 +28,9 @@
 /* The transport's context: the communicator, and how many times this call
  * has found nothing to do.  A call starts without making opal_progress poll
  * the event library on every pass: the TCP BTL's sockets are still polled at
- * the progress engine's tick, as for tuned, and a poll() per pass cost small
- * calls across hosts 5-25 % (docs/performance.md, "What mattered").  A call
+ * the progress engine's tick, as for tuned, and a poll() per pass made small
+ * calls across hosts up to a third slower at some sizes, within noise at
+ * others (docs/performance.md, "What mattered").  A call
  * that has gone idle kPollAfterIdle times asks for every-pass polling for the
  * rest of the call, so a long wait on TCP (a connection being set up, a
  * congested link) never waits for the tick. */
