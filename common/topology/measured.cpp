@@ -76,22 +76,44 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     // back every pair that crosses it; one slow pair alone is a disturbed
     // measurement (interference only ever slows a stream down).
     std::vector<std::vector<int>> groups;
+    auto reaches = [&](int i, const std::vector<int>& group) {
+        int pairs = 0, held = 0;
+        for (int k : group) {
+            if (k == i || !measured(i, k)) continue;
+            ++pairs;
+            if (held_back(i, k)) ++held;
+        }
+        return pairs > 0 && 2 * held <= pairs;
+    };
     for (int i = 0; i < n; ++i) {
         int joined = -1;
-        for (std::size_t g = 0; g < groups.size() && joined < 0; ++g) {
-            int pairs = 0, held = 0;
-            for (int k : groups[g]) {
-                if (!measured(i, k)) continue;
-                ++pairs;
-                if (held_back(i, k)) ++held;
-            }
-            if (pairs > 0 && 2 * held <= pairs) joined = static_cast<int>(g);
-        }
+        for (std::size_t g = 0; g < groups.size() && joined < 0; ++g)
+            if (reaches(i, groups[g])) joined = static_cast<int>(g);
         if (joined < 0) {
             joined = static_cast<int>(groups.size());
             groups.emplace_back();
         }
         groups[static_cast<std::size_t>(joined)].push_back(i);
+    }
+    // The first pass sees a group as it stands when the host comes, so a
+    // host held back by the group's first member alone starts a group of
+    // its own, even when it reaches the group's later members at host rate
+    // (hosts 0, 1, 2 in one rack, the pair 0-1 disturbed: {0, 2} and {1}).
+    // A host left alone joins the first group that, complete, passes the
+    // same rule.  Groups only merge, so this ends.
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (std::size_t g = 0; g < groups.size() && !moved; ++g) {
+            if (groups[g].size() != 1) continue;
+            const int i = groups[g][0];
+            for (std::size_t o = 0; o < groups.size() && !moved; ++o) {
+                if (o == g || !reaches(i, groups[o])) continue;
+                groups[o].push_back(i);
+                std::sort(groups[o].begin(), groups[o].end());
+                groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(g));
+                moved = true;
+            }
+        }
     }
     std::vector<int> group_of(static_cast<std::size_t>(n), 0);
     for (std::size_t g = 0; g < groups.size(); ++g)

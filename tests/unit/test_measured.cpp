@@ -191,6 +191,14 @@ void test_one_slow_pair(void**) {
     expect_ok(infer_network(m, names(3), &net));
     assert_int_equal(net.num_racks(), 0);
     assert_true(near(net.host_up[2].bandwidth, 0.45 * 25e6));
+    // The first pair measured low: host 1 meets a group of host 0 alone,
+    // and must still end in the one rack (CI's cluster b once split {0, 2}
+    // and {1} on this).
+    ProbeMatrix first = f.probe();
+    first.set(0, 1, 0.58 * 25e6, first.lat_at(0, 1));
+    expect_ok(infer_network(first, names(3), &net));
+    assert_int_equal(net.num_racks(), 0);
+    for (int h = 0; h < 3; ++h) assert_true(near(net.host_up[static_cast<std::size_t>(h)].bandwidth, 25e6));
 }
 
 void test_restrict_and_digest(void**) {
