@@ -46,6 +46,8 @@ EngineConfig::EngineConfig() {
 }
 
 const char* const Engine::kHandDownReason = "auto on a single-node communicator: the previous module is used";
+static const char* const kTrialTurn = "small-message trial: the previous module's turn";
+static const char* const kTrialWon = "small-message trial: the previous module was measured fastest for this size";
 
 namespace {
 
@@ -316,6 +318,8 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     shape_ = make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
     TOPOAR_TRY(build_model_table());
     if (network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached) ranks_ = ranks;
+    trial_io_ = io && io->allgather;
+    trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
     ready_ = true;
     return Status::ok();
 }
@@ -405,6 +409,7 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
     device_table_ = DecisionTable();
     device_table_tried_ = false;
     baseline_ = 0;
+    trials_.reset();  // the table may rank small messages differently now
     ++replans_;
     os << " in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3
        << " ms (re-plan " << replans_ << " of at most " << cfg_.adapt_max << ")\n"
@@ -414,6 +419,33 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
                                                                                    : "auto's table now:\n")
            << model_table_.to_text("cost model");
     notice_ = os.str();
+    return Status::ok();
+}
+
+Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io) {
+    const SizeTrials::Turn& t = call.trial;
+    if (t.cls < 0 || t.decided) return Status::ok();
+    trials_.record(t, seconds);
+    if (!t.last) return Status::ok();
+    // Every rank's means, gathered and summed: the same numbers on every
+    // rank, so the same winner.
+    const std::vector<double> mine = trials_.means(t.cls);
+    const std::size_t n = mine.size();
+    std::vector<double> all(n * static_cast<std::size_t>(size_), 0.0);
+    TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(double), all.data()));
+    std::vector<double> pooled(n, 0.0);
+    for (int r = 0; r < size_; ++r)
+        for (std::size_t i = 0; i < n; ++i) pooled[i] += all[static_cast<std::size_t>(r) * n + i];
+    const int w = trials_.settle(t.cls, pooled);
+    const std::vector<Contender>& who = trials_.contenders(t.cls);
+    std::ostringstream os;
+    os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
+       << ": measured per call (mean of " << trials_.samples() << " calls and of the ranks)";
+    for (std::size_t i = 0; i < n && i < who.size(); ++i)
+        os << (i ? ", " : " ") << contender_name(who[i]) << " " << pooled[i] / size_ * 1e6 << " us";
+    os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on"
+       << (w == 0 ? " (auto's table's choice)" : "") << "\n";
+    notice_ += os.str();
     return Status::ok();
 }
 
@@ -431,6 +463,7 @@ const char* origin_name(Origin o) {
     case Origin::model: return "cost model";
     case Origin::builtin: return "default";
     case Origin::hand_down: return "hand down";
+    case Origin::measured: return "measured";
     }
     return "?";
 }
@@ -581,13 +614,29 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         plan_bytes_ = 0;
     }
     if (mem == MemType::cuda && !device_table_tried_) build_device_table();
-    const Decision d = decide(count * elem_size, mem);
+    Decision d = decide(count * elem_size, mem);
     call->origin = d.origin;
     call->rule = d.rule;
     if (d.origin == Origin::hand_down) {
         call->hand_down = true;
         call->why = kHandDownReason;
         return Status::ok();
+    }
+    // auto's own choice for a small host call across hosts (not a rule's,
+    // not a forced one): a contest of its size class decides
+    // (decide/trials.hpp).  Every rank takes the same turn.
+    if ((d.origin == Origin::model || d.origin == Origin::builtin) && mem == MemType::host && trial_io_ &&
+        shape_.nodes > 1 && size_ > 1 && trials_.covers(count * elem_size) && !algorithm_info(d.algorithm).device_only) {
+        std::vector<Contender> who{{false, d.algorithm}, {true, Algorithm::automatic}};
+        if (d.algorithm != Algorithm::leader) who.push_back({false, Algorithm::leader});
+        call->trial = trials_.next(count * elem_size, who);
+        if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
+        if (call->trial.who.hand_down) {
+            call->hand_down = true;
+            call->why = call->trial.decided ? kTrialWon : kTrialTurn;
+            return Status::ok();
+        }
+        d.algorithm = call->trial.who.algorithm;
     }
     Algorithm alg = d.algorithm;
     std::size_t segment = d.has_segment ? d.segment_bytes : cfg_.segment_size;

@@ -17,6 +17,7 @@
 
 #include "core/algorithm.hpp"
 #include "decide/decision.hpp"
+#include "decide/trials.hpp"
 #include "exec/device_executor.hpp"
 #include "exec/executor.hpp"
 #include "exec/probe.hpp"
@@ -39,8 +40,10 @@ enum class Origin : int {
     model = 2,      // the cost-model table built at set-up
     builtin = 3,    // nothing else decided: the fixed built-in choice
     hand_down = 4,  // auto hands the call to the previous module
+    measured = 5,   // small messages: the contender the ranks measured
+                    // fastest (decide/trials.hpp) instead of the table's
 };
-const char* origin_name(Origin o);  // "forced", "rule", "cost model", "default", "hand down"
+const char* origin_name(Origin o);  // "forced", "rule", "cost model", "default", "hand down", "measured"
 
 // decide()'s answer for one (size, memory type).
 struct Decision {
@@ -94,6 +97,11 @@ struct PreparedCall {
     const HierPlan* hier = nullptr;
     const HierPlan* hier_tail = nullptr;
     const char* hier_why = nullptr;
+    // auto's small-message contest (decide/trials.hpp): this call's turn
+    // (trial.cls < 0: none).  While the class is undecided (!trial.decided)
+    // the caller times the call, handed down or run, and reports it with
+    // Engine::note_trial.
+    SizeTrials::Turn trial;
     std::size_t num_chunks() const {
         return chunk_count ? (count + chunk_count - 1) / chunk_count : 0;
     }
@@ -164,6 +172,13 @@ struct EngineConfig {
     double adapt_threshold = 0.5;
     int adapt_max = 4;
     std::size_t adapt_min_bytes = std::size_t(1) << 20;
+    // coll_topoar_trial_calls, _trial_max_size: auto's host calls across
+    // hosts of at most trial_max_size bytes are a contest for their
+    // power-of-two size class first: the table's choice, the previous
+    // module and the latency algorithm each run trial_calls timed calls,
+    // then the ranks agree on the fastest (decide/trials.hpp).  0: none.
+    int trial_calls = 24;
+    std::size_t trial_max_size = 64 * 1024;
     // coll_topoar_gpu_link, _gpu_nic_link, _gpu_model_overhead: the cost
     // model for device buffers (model/device_model.hpp; its table:
     // build_device_default_table).
@@ -294,6 +309,12 @@ public:
     // at the same call (the calls are collective and the timing rule is
     // alike).
     Status note_call_time(const PreparedCall& call, double seconds, SetupIo& io);
+    // A turn of the small-message contest took `seconds` on this rank
+    // (call.trial set and undecided; handed down or run).  Collective at
+    // the class's last turn, which every rank reaches at the same call:
+    // one allgather of the medians, then the winner runs the class.
+    Status note_trial(const PreparedCall& call, double seconds, SetupIo& io);
+    const SizeTrials& trials() const { return trials_; }
     // The same prepared call on device memory, through a stream-ordered
     // device transport (device_executor.hpp): `plan`, or with use_hier the
     // call's nccl_hier plan (call.hier must be set).
@@ -328,6 +349,8 @@ private:
     double probe_seconds_ = 0;
     std::string probe_problem_;  // why measured links were not used
     std::vector<RankInfo> ranks_;  // the set-up records (re-measuring needs them)
+    SizeTrials trials_;            // auto's small-message contests
+    bool trial_io_ = false;        // set up with I/O: contests can agree
     std::vector<double> window_;   // measured / predicted of this window's timed calls
     double baseline_ = 0;          // the first window's mean ratio across ranks
     int replans_ = 0;

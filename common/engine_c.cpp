@@ -25,7 +25,8 @@ static_assert(TOPOAR_ORIGIN_FORCED == static_cast<int>(topoar::Origin::forced) &
                   TOPOAR_ORIGIN_RULE == static_cast<int>(topoar::Origin::rule) &&
                   TOPOAR_ORIGIN_MODEL == static_cast<int>(topoar::Origin::model) &&
                   TOPOAR_ORIGIN_BUILTIN == static_cast<int>(topoar::Origin::builtin) &&
-                  TOPOAR_ORIGIN_HAND_DOWN == static_cast<int>(topoar::Origin::hand_down),
+                  TOPOAR_ORIGIN_HAND_DOWN == static_cast<int>(topoar::Origin::hand_down) &&
+                  TOPOAR_ORIGIN_MEASURED == static_cast<int>(topoar::Origin::measured),
               "C and C++ origins differ");
 static_assert(TOPOAR_ALG_AUTO == static_cast<int>(topoar::Algorithm::automatic) &&
                   TOPOAR_ALG_NCCL == static_cast<int>(topoar::Algorithm::nccl) &&
@@ -365,6 +366,7 @@ int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, in
         call->elem_size = elem_size;
         call->hier = p.hier != nullptr ? 1 : 0;
         call->hier_why = p.hier_why;
+        call->trial = p.trial.cls >= 0 && !p.trial.decided ? 1 : 0;
         return TOPOAR_OK;
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("prepare: out of memory"));
@@ -372,6 +374,23 @@ int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, in
         return fail(e, Status::internal(std::string("prepare: ") + ex.what()));
     } catch (...) {
         return fail(e, Status::internal("prepare: unknown exception"));
+    }
+}
+
+int topoar_engine_trial_done(topoar_engine_t* e, const topoar_call_t* call, double seconds) {
+    try {
+        const PreparedCall& p = e->call;
+        if (call->count != p.count || call->elem_size != p.elem_size || !call->trial)
+            return fail(e, Status::internal("trial_done: the call is not the last trial prepared on this engine"));
+        if (!e->io_link) return TOPOAR_OK;  // no trials without set-up I/O (prepare never starts one)
+        Status s = e->engine.note_trial(p, seconds, e->setup_io);
+        return s ? TOPOAR_OK : fail(e, s);
+    } catch (const std::bad_alloc&) {
+        return fail(e, Status::internal("trial_done: out of memory"));
+    } catch (const std::exception& ex) {
+        return fail(e, Status::internal(std::string("trial_done: ") + ex.what()));
+    } catch (...) {
+        return fail(e, Status::internal("trial_done: unknown exception"));
     }
 }
 

@@ -176,6 +176,19 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_int(v, 0, 1000, &c->adapt_max); },
          "Online adaptation: re-measurements per communicator at most (0: never). Must be the same on all "
          "ranks."},
+        // Measured choice for small messages (decide/trials.hpp).
+        {"trial_calls", T::integer, "24", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_int(v, 0, 1000, &c->trial_calls); },
+         "auto across hosts, host buffers of at most coll_topoar_trial_max_size bytes: the first calls of each "
+         "power-of-two size class take turns between auto's table choice, the previous module (tuned) and "
+         "the latency algorithm, this many timed calls each (24, the default; 0: no trials, the table "
+         "decides), then the ranks agree on the fastest for that class (one allgather). Every call's "
+         "result is still computed alike on all ranks. Verbose 10 prints each outcome. Must be the same on "
+         "all ranks."},
+        {"trial_max_size", T::size, "65536", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->trial_max_size); },
+         "Largest call (bytes) that coll_topoar_trial_calls applies to (65536, the default). Must be the "
+         "same on all ranks."},
         {"socket_link", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_socket); },
          "Default link of a rank to its socket, 'BANDWIDTH[,LATENCY]' e.g. '20GB/s,0.5us'"},

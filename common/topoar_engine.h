@@ -69,6 +69,8 @@ enum {
     TOPOAR_ORIGIN_MODEL = 2,     /* the cost-model table */
     TOPOAR_ORIGIN_BUILTIN = 3,   /* the fixed built-in choice */
     TOPOAR_ORIGIN_HAND_DOWN = 4, /* auto gives the call to the previous module */
+    TOPOAR_ORIGIN_MEASURED = 5,  /* small messages: the contender measured
+                                  * fastest (coll_topoar_trial_calls) */
 };
 
 typedef struct topoar_transport {
@@ -214,6 +216,10 @@ typedef struct topoar_call {
                          * (topoar_engine_run_device_hier); 0: it cannot
                          * plan here, the reason in hier_why */
     const char *hier_why;
+    int trial;          /* nonzero: a timed turn of the small-message
+                         * contest (coll_topoar_trial_calls); whether
+                         * handed down or run, the glue times the call and
+                         * reports it with topoar_engine_trial_done() */
 } topoar_call_t;
 
 int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_size, int mem,
@@ -223,6 +229,13 @@ int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_siz
  * last topoar_engine_prepare() returned. */
 int topoar_engine_run(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
                       const topoar_transport_t *transport, const topoar_reducer_t *reducer);
+
+/* After a call whose prepare set call->trial (handed down or run): its
+ * wall time on this rank.  Collective at the contest's last call of a size
+ * class (every rank reaches it at the same call): the ranks pool their
+ * medians with one allgather and the fastest contender runs the class from
+ * then on; topoar_engine_notice() then says so. */
+int topoar_engine_trial_done(topoar_engine_t *engine, const topoar_call_t *call, double seconds);
 
 /* Stream-ordered operations on device memory (cuda/ fills them with NCCL and
  * topoar's kernels).  Each enqueues and returns; synchronize waits.  All

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "opal/util/output.h"
 #include "ompi/communicator/communicator.h"
@@ -413,6 +414,56 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
     return OMPI_SUCCESS;
 }
 
+/* Runs a prepared host call that topoar takes. */
+static int run_prepared(mca_coll_topoar_module_t *m, const topoar_call_t *call, const void *sbuf, void *rbuf,
+                        ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm, size_t bytes)
+{
+    int rc;
+    if (MPI_IN_PLACE != sbuf && sbuf != rbuf && call->count > 0) {
+        /* The engine works in place on rbuf; copy now (after the checks,
+         * so a fallback still sees the caller's buffers untouched). */
+        memcpy(rbuf, sbuf, bytes);
+    }
+    rc = mca_coll_topoar_run_host(m, call, rbuf, dtype, op, comm);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_topoar_count(m, comm, bytes, call->plan_algorithm, TOPOAR_PATH_HOST);
+    return OMPI_SUCCESS;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* A turn of auto's small-message contest (coll_topoar_trial_calls): the
+ * previous module's or one of topoar's plans, timed either way; at the
+ * contest's last call the engine has the ranks agree (collective). */
+static int trial_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, const void *sbuf, void *rbuf,
+                      int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
+                      size_t bytes)
+{
+    double t0 = now_seconds();
+    int rc = call->hand_down ? mca_coll_topoar_fallback(m, call->why, sbuf, rbuf, count, dtype, op, comm)
+                             : run_prepared(m, call, sbuf, rbuf, dtype, op, comm, bytes);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (TOPOAR_OK != topoar_engine_trial_done(m->engine, call, now_seconds() - t0)) {
+        return mca_coll_topoar_failed(m, comm, "small-message trial");
+    }
+    if (mca_coll_topoar_component.verbose >= 10 && 0 == ompi_comm_rank(comm)) {
+        const char *notice = topoar_engine_notice(m->engine);
+        if (NULL != notice) {
+            opal_output(0, "coll:topoar: %s: %s", comm->c_name, notice);
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *module)
@@ -479,18 +530,11 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "prepare");
     }
+    if (call.trial) {
+        return trial_turn(m, &call, sbuf, rbuf, count, dtype, op, comm, bytes);
+    }
     if (call.hand_down) {
         return mca_coll_topoar_fallback(m, call.why, sbuf, rbuf, count, dtype, op, comm);
     }
-    if (MPI_IN_PLACE != sbuf && sbuf != rbuf && count > 0) {
-        /* The engine works in place on rbuf; copy now (after the checks,
-         * so a fallback still sees the caller's buffers untouched). */
-        memcpy(rbuf, sbuf, bytes);
-    }
-    rc = mca_coll_topoar_run_host(m, &call, rbuf, dtype, op, comm);
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    mca_coll_topoar_count(m, comm, bytes, call.plan_algorithm, TOPOAR_PATH_HOST);
-    return OMPI_SUCCESS;
+    return run_prepared(m, &call, sbuf, rbuf, dtype, op, comm, bytes);
 }

@@ -34,6 +34,10 @@
  *          --expect-topoar  assert the topoar pvar counters (fail if absent)
  *          --relax T1,T2    with --expect-topoar: no assertion on these type
  *                           names (e.g. MPI_LONG_DOUBLE)
+ *          --either-upto B  with --expect-topoar: calls of at most B bytes
+ *                           may be topoar's or the previous module's (auto's
+ *                           small-message contest, coll_topoar_trial_calls,
+ *                           hands some of them down)
  *          --seed N         change all input values
  *          --verbose        print every case;  --timing  time per phase
  *          --device         buffers in GPU memory (libcudart.so.13 loaded at
@@ -99,6 +103,7 @@ static int opt_path_every = 0;  /* the path applies to every call (down, device-
 static long n_path_bad = 0;
 static uint64_t opt_seed = 0x746f706f6172ULL; /* "topoar" */
 static char opt_relax[1024] = "";
+static size_t opt_either_upto = 0; /* --either-upto: calls of at most this many bytes may go either way */
 
 static int world_rank = 0, world_size = 1;
 
@@ -1039,8 +1044,9 @@ static int relaxed(const tdesc *t)
  *            count >= 1, communicator size >= 2;
  *  FALLBACK: non-commutative user op, count >= 1, size >= 2;
  *  EITHER:   everything else (commutative user ops, count 0, size 1, derived
- *            types, MINLOC/MAXLOC pair types, --relax types): no assertion
- *            beyond "at most one of the counters moved".
+ *            types, MINLOC/MAXLOC pair types, --relax types, calls of at most
+ *            --either-upto bytes): no assertion beyond "at most one of the
+ *            counters moved".
  */
 static int pv_class(const cctx *c, const case_t *cs)
 {
@@ -1049,6 +1055,7 @@ static int pv_class(const cctx *c, const case_t *cs)
     if (c->size < 2 || cs->count == 0) return PV_EITHER;
     if (o->user) return o->commute ? PV_EITHER : PV_FALLBACK;
     if (!t->predefined || t->bk == B_PAIR || relaxed(t)) return PV_EITHER;
+    if (cs->count * t->extent <= opt_either_upto) return PV_EITHER;
     return PV_HANDLED;
 }
 
@@ -1626,7 +1633,7 @@ static void run_suite_on(MPI_Comm comm, const char *name, const char *phase, int
 static void usage(void)
 {
     if (world_rank == 0)
-        printf("usage: test_allreduce [--quick] [--expect-topoar] [--relax TYPE,...] [--seed N] [--verbose] [--timing]\n");
+        printf("usage: test_allreduce [--quick] [--expect-topoar] [--relax TYPE,...] [--either-upto BYTES] [--seed N] [--verbose] [--timing]\n");
 }
 
 int main(int argc, char **argv)
@@ -1655,6 +1662,7 @@ int main(int argc, char **argv)
             }
         }
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) opt_seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--either-upto") && i + 1 < argc) opt_either_upto = (size_t) strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--relax") && i + 1 < argc) snprintf(opt_relax, sizeof(opt_relax), "%s", argv[++i]);
         else if (!strncmp(argv[i], "--relax=", 8)) snprintf(opt_relax, sizeof(opt_relax), "%s", argv[i] + 8);
         else {

@@ -18,6 +18,7 @@ extern "C" {
 }
 
 #include "decide/decision.hpp"
+#include "decide/trials.hpp"
 
 using namespace topoar;
 
@@ -609,6 +610,98 @@ void test_comm_shape(void** state) {
     assert_false(memtype_from_name("HOST", &m));
 }
 
+// ---- the small-message contest (decide/trials.hpp) ----
+
+void test_trial_classes(void**) {
+    assert_int_equal(SizeTrials::size_class(0), 0);
+    assert_int_equal(SizeTrials::size_class(1), 0);
+    assert_int_equal(SizeTrials::size_class(8), 3);
+    assert_int_equal(SizeTrials::size_class(15), 3);
+    assert_int_equal(SizeTrials::size_class(16), 4);
+    assert_int_equal(SizeTrials::size_class(std::size_t(1) << 40), 40);
+    SizeTrials t;
+    assert_false(t.covers(8));  // not configured: off
+    t.configure(6, 1024);
+    assert_true(t.covers(1) && t.covers(1024));
+    assert_false(t.covers(0));
+    assert_false(t.covers(1025));
+    t.configure(0, 1024);
+    assert_false(t.covers(8));
+}
+
+// Turns come in blocks of kBlock per contender, round after round; the
+// first call of a block is not timed; the last call of the contest says so;
+// then the winner runs every call.
+void test_trial_turns(void**) {
+    SizeTrials t;
+    t.configure(6, 1 << 16);  // 3 timed per block: 2 rounds
+    const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
+                                     {false, Algorithm::leader}};
+    const int b = SizeTrials::kBlock;
+    const int total = 2 * 3 * b;
+    for (int call = 0; call < total; ++call) {
+        // Later lists are ignored: the class keeps its first one.
+        SizeTrials::Turn turn = t.next(100, call == 0 ? who : std::vector<Contender>{});
+        assert_int_equal(turn.cls, 6);
+        assert_int_equal(turn.index, (call / b) % 3);
+        assert_true(turn.who == who[static_cast<std::size_t>(turn.index)]);
+        assert_int_equal(turn.timed, call % b != 0);
+        assert_int_equal(turn.last, call == total - 1);
+        assert_false(turn.decided);
+        // Contender 1 (the previous module) is 2x faster on this rank; the
+        // untimed calls are 100x slower and must not count.
+        double sec = turn.index == 1 ? 1.0 : 2.0;
+        if (!turn.timed) sec *= 100;
+        t.record(turn, sec + (call % b) * 0.001);
+    }
+    std::vector<double> m = t.means(6);
+    assert_int_equal(m.size(), 3);
+    assert_true(m[0] > 1.99 && m[0] < 2.01 && m[1] > 0.99 && m[1] < 1.01);
+    assert_int_equal(t.winner(6), -1);
+    assert_int_equal(t.settle(6, m), 1);
+    for (int k = 0; k < 5; ++k) {
+        SizeTrials::Turn turn = t.next(127, who);
+        assert_true(turn.decided);
+        assert_false(turn.timed);
+        assert_int_equal(turn.index, 1);
+        assert_true(turn.who.hand_down);
+    }
+    // Another class has its own contest; reset forgets every class.
+    SizeTrials::Turn other = t.next(128, who);
+    assert_false(other.decided);
+    assert_int_equal(other.cls, 7);
+    t.reset();
+    assert_false(t.next(100, who).decided);
+}
+
+// The pooled numbers decide; the first contender (the table's choice) wins
+// ties within kKeep; a single contender needs no contest.
+void test_trial_settle(void**) {
+    const std::vector<Contender> who{{false, Algorithm::leader}, {true, Algorithm::automatic}};
+    SizeTrials t;
+    t.configure(3, 1 << 16);
+    t.next(8, who);
+    assert_int_equal(t.settle(3, {100.0, 100.0 / (1 + SizeTrials::kKeep) + 0.01}), 0);
+    t.reset();
+    t.next(8, who);
+    assert_int_equal(t.settle(3, {100.0, 90.0}), 1);
+    t.reset();
+    SizeTrials::Turn one = t.next(8, {who[0]});
+    assert_true(one.decided);
+    assert_int_equal(one.index, 0);
+    // More samples than asked for are not kept; means of what was kept.
+    t.reset();
+    SizeTrials::Turn x;
+    for (int call = 0; call < SizeTrials::kBlock; ++call) {
+        x = t.next(8, who);
+        t.record(x, 1.0 + call);
+        t.record(x, 50.0);  // a second report of the same call: beyond 3 samples it is dropped
+    }
+    std::vector<double> m = t.means(3);
+    // Calls 1, 2, 3 timed, each reported twice: kept 2, 50, 3 (the cap is 3).
+    assert_true(m[0] > 18.3 && m[0] < 18.4);
+}
+
 }  // namespace
 
 int main(void) {
@@ -630,6 +723,9 @@ int main(void) {
         cmocka_unit_test(test_to_text_format),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_comm_shape),
+        cmocka_unit_test(test_trial_classes),
+        cmocka_unit_test(test_trial_turns),
+        cmocka_unit_test(test_trial_settle),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

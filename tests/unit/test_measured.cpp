@@ -28,6 +28,7 @@ extern "C" {
 #include "topology/discovery.hpp"
 #include "topology/measured.hpp"
 #include "topology/nic_probe.hpp"
+#include "exec_harness.hpp"
 #include "fake_transport.hpp"
 
 using namespace topoar;
@@ -554,6 +555,116 @@ void test_online_adaptation(void**) {
     clear_probe_cache();
 }
 
+// auto's small-message contest (decide/trials.hpp) in the engine: every
+// rank takes the same turn at the same call, the previous module's turns
+// come as hand-downs, topoar's turns run real plans (results checked), the
+// ranks' pooled times pick one winner for all even where one rank alone
+// would pick another, and calls the contest does not cover have no trial.
+void test_small_message_trials(void**) {
+    clear_probe_cache();
+    const int n = 5;
+    const char* host_of[] = {"a", "a", "b", "b", "b"};
+    topoar_test::FakeNetwork network(n);
+    Gather gather(n);
+    std::vector<std::string> traces(n), notices(n);
+    std::vector<Status> st(n);
+    std::vector<int> wrong(n, 0), decided_at(n, -1), untried(n, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+            std::vector<RankInfo> ranks(n);
+            for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)].host = host_of[i];
+            topoar_test::FakeTransport t(network, r);
+            topoar_test::SumReducer<std::int32_t> sum;
+            SetupIo io = thread_io(t, gather, r);
+            EngineConfig cfg;
+            cfg.probe = false;     // assumed links; the I/O is still there for the agreement
+            cfg.trial_calls = 3;   // one block per contender
+            Engine e(r, n, cfg);
+            Status s = e.setup(ranks, &io);
+            const std::size_t count = 16;  // 64 bytes: size class 6
+            std::string trace;
+            for (int k = 0; k < 40 && s; ++k) {
+                PreparedCall c;
+                s = e.prepare(count, 4, MemType::host, &c);
+                if (!s) break;
+                trace += std::to_string(c.trial.index) + (c.hand_down ? "h" : "p") + (c.trial.decided ? "d " : " ");
+                std::vector<std::int32_t> buf(count), want(count, 0);
+                for (std::size_t i = 0; i < count; ++i) {
+                    buf[i] = static_cast<std::int32_t>(r * 100 + static_cast<int>(i) + k);
+                    for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q * 100 + static_cast<int>(i) + k);
+                }
+                if (c.hand_down) {
+                    buf = want;  // the previous module's turn (tested elsewhere)
+                } else {
+                    s = e.run(c, buf.data(), t, sum);
+                    if (buf != want) ++wrong[static_cast<std::size_t>(r)];
+                }
+                if (s && c.trial.cls >= 0 && !c.trial.decided) {
+                    // Topoar's turns: 5 ms everywhere.  The previous module:
+                    // 20 ms on rank 0 (alone it would keep topoar's choice),
+                    // 1 ms on the others: pooled 24 against 25, it wins.
+                    const double sec = !c.hand_down ? 5e-3 : r == 0 ? 20e-3 : 1e-3;
+                    s = e.note_trial(c, sec, io);
+                    notices[static_cast<std::size_t>(r)] += e.take_notice();
+                }
+                if (c.trial.decided && decided_at[static_cast<std::size_t>(r)] < 0)
+                    decided_at[static_cast<std::size_t>(r)] = k;
+            }
+            // Not covered: above trial_max_size, empty calls.
+            PreparedCall big, empty;
+            if (s) s = e.prepare(cfg.trial_max_size / 4 + 1, 4, MemType::host, &big);
+            if (s) s = e.prepare(0, 4, MemType::host, &empty);
+            if (s && big.trial.cls < 0 && empty.trial.cls < 0) untried[static_cast<std::size_t>(r)] = 1;
+            traces[static_cast<std::size_t>(r)] = trace;
+            st[static_cast<std::size_t>(r)] = s;
+        });
+    for (auto& th : threads) th.join();
+    for (int r = 0; r < n; ++r) {
+        const std::size_t i = static_cast<std::size_t>(r);
+        expect_ok(st[i]);
+        assert_int_equal(wrong[i], 0);
+        assert_int_equal(untried[i], 1);
+        assert_string_equal(traces[i].c_str(), traces[0].c_str());
+        assert_int_equal(decided_at[i], decided_at[0]);
+        assert_non_null(std::strstr(notices[i].c_str(), "previous module from now on"));
+    }
+    // Decided after every contender's block (2 or 3 contenders), then only
+    // hand-downs: "1hd" is the previous module's index, decided.
+    assert_true(decided_at[0] == 2 * SizeTrials::kBlock || decided_at[0] == 3 * SizeTrials::kBlock);
+    assert_non_null(std::strstr(traces[0].c_str(), "0p 0p"));
+    assert_non_null(std::strstr(traces[0].c_str(), "1h 1h"));
+    const std::string tail = traces[0].substr(traces[0].size() - 8);
+    assert_string_equal(tail.c_str(), "1hd 1hd ");
+
+    // A forced algorithm, trial_calls 0, and set-up without I/O: no trial.
+    std::vector<RankInfo> ranks(n);
+    for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)].host = host_of[i];
+    for (int variant = 0; variant < 3; ++variant) {
+        EngineConfig cfg;
+        cfg.probe = false;
+        if (variant == 0) cfg.algorithm = Algorithm::ring;
+        if (variant == 1) cfg.trial_calls = 0;
+        Engine e(0, n, cfg);
+        PreparedCall c;
+        if (variant < 2) {
+            // Without probes, set-up does not talk to the other ranks.
+            topoar_test::FakeNetwork quiet(n);
+            topoar_test::FakeTransport t(quiet, 0);
+            SetupIo io;
+            io.transport = &t;
+            io.allgather = [](const void*, std::size_t, void*) { return Status::internal("not expected"); };
+            expect_ok(e.setup(ranks, &io));
+        } else {
+            expect_ok(e.setup(ranks));
+        }
+        expect_ok(e.prepare(16, 4, MemType::host, &c));
+        assert_int_equal(c.trial.cls, -1);
+        assert_false(c.hand_down);
+    }
+    clear_probe_cache();
+}
+
 void test_probe_params(void**) {
     EngineConfig c;
     assert_true(c.probe);
@@ -592,6 +703,7 @@ int main() {
         cmocka_unit_test(test_run_probe),
         cmocka_unit_test(test_engine_setup_probes),
         cmocka_unit_test(test_online_adaptation),
+        cmocka_unit_test(test_small_message_trials),
         cmocka_unit_test(test_probe_params),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -1,0 +1,102 @@
+// topoar engine: measured choice for small messages (coll_topoar_trial_calls).
+//
+// The cost model knows links, not CPUs.  Where a message's software cost
+// and the scheduling of processes that share cores outweigh the wire, its
+// ranking of small-message plans, and of topoar against the module it sits
+// on, can be off by 10-40 % (docs/performance.md, "Small messages across
+// hosts").  So for auto's host calls across hosts of at most
+// trial_max_size bytes, the first calls of each power-of-two size class are
+// a contest: the table's choice, the previous module (tuned) and the
+// latency algorithm take turns in blocks, the calls are timed, then the
+// ranks pool their mean times (one allgather of a few numbers) and the
+// fastest runs that class from then on.  Means, not medians: what a
+// program sees is the average call, and on shared cores the occasional
+// stalled call is part of it (medians picked the latency algorithm where
+// whole-job averages favoured tuned).
+//
+//   one size class, 3 contenders, blocks of kBlock = 4 calls:
+//
+//     call:   0-3      4-7      8-11     12-15 ...           (rounds x 3 x 4)
+//     turn:   A A A A  P P P P  L L L L  A A A A ...  -> agree -> winner
+//     timed:  - x x x  - x x x  - x x x  - x x x ...
+//
+//   the first call of a block is not timed: it inherits the arrival skew
+//   the previous contender left (a leader algorithm releases its leaders
+//   first, a recursive doubling everyone at once), and its first use of a
+//   plan pays for building it.
+//
+// Every call of a result is computed by one contender on all ranks: the
+// turn depends only on how many calls of the class came before, which is
+// the same on every rank (allreduce is collective and the ranks' byte
+// counts match), so the ranks take the same turn and reach the agreement at
+// the same call.  A pure state machine: no MPI, no clock (the caller times).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/algorithm.hpp"
+
+namespace topoar {
+
+// One contender: a topoar algorithm, or the previous module.
+struct Contender {
+    bool hand_down = false;
+    Algorithm algorithm = Algorithm::automatic;
+    bool operator==(const Contender& o) const { return hand_down == o.hand_down && algorithm == o.algorithm; }
+};
+std::string contender_name(const Contender& c);  // "tree", "previous module"
+
+class SizeTrials {
+public:
+    static constexpr int kBlock = 4;         // calls per turn; the first is not timed
+    static constexpr double kKeep = 0.02;    // the first contender wins ties within 2 %
+    static constexpr int kClasses = 64;
+
+    // samples: timed calls per contender (0: no trials); max_bytes: the
+    // largest call size that has them.
+    void configure(int samples, std::size_t max_bytes);
+    int samples() const { return samples_; }
+    bool covers(std::size_t bytes) const { return samples_ > 0 && bytes > 0 && bytes <= max_bytes_; }
+    static int size_class(std::size_t bytes);  // floor(log2(bytes)), 0 for 0 and 1
+
+    // This call's turn.  `contenders` (the first is the table's choice, the
+    // one kept on a tie) is taken when the class is new and ignored later.
+    struct Turn {
+        int cls = -1;
+        int index = -1;        // into the class's contenders
+        bool timed = false;    // record() wants this call's time
+        bool decided = false;  // the class has a winner: no more trial
+        bool last = false;     // the contest's last call: after record(), agree
+        Contender who;
+    };
+    Turn next(std::size_t bytes, const std::vector<Contender>& contenders);
+    // Stores a timed call's seconds (ignored for an untimed turn).
+    void record(const Turn& t, double seconds);
+    // Each contender's mean of its timed calls (after the last turn).
+    std::vector<double> means(int cls) const;
+    // pooled: every rank's means summed (the same numbers on every rank);
+    // returns the winner's index, which later turns of the class run.
+    int settle(int cls, const std::vector<double>& pooled);
+    const std::vector<Contender>& contenders(int cls) const { return classes_[idx(cls)].who; }
+    int winner(int cls) const { return classes_[idx(cls)].winner; }
+    // Forget every class (the table or the network changed).
+    void reset();
+
+private:
+    struct Class {
+        std::vector<Contender> who;
+        std::vector<std::vector<double>> samples;
+        long calls = 0;
+        int winner = -1;
+    };
+    static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
+    long total_calls(const Class& c) const;
+    int samples_ = 0;
+    std::size_t max_bytes_ = 0;
+    std::array<Class, kClasses> classes_{};
+};
+
+}  // namespace topoar
