@@ -626,10 +626,11 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // not a forced one): a contest of its size class decides
     // (decide/trials.hpp).  Every rank takes the same turn.
     if ((d.origin == Origin::model || d.origin == Origin::builtin) && mem == MemType::host && trial_io_ &&
-        shape_.nodes > 1 && size_ > 1 && trials_.covers(count * elem_size) && !algorithm_info(d.algorithm).device_only) {
-        std::vector<Contender> who{{false, d.algorithm}, {true, Algorithm::automatic}};
-        if (d.algorithm != Algorithm::leader) who.push_back({false, Algorithm::leader});
-        call->trial = trials_.next(count * elem_size, who);
+        shape_.nodes > 1 && size_ > 1 && trials_.covers(count * elem_size) &&
+        !algorithm_info(d.algorithm).device_only) {
+        // Read only when the class is new (no allocation per call).
+        const Contender who[3] = {{false, d.algorithm}, {true, Algorithm::automatic}, {false, Algorithm::leader}};
+        call->trial = trials_.next(count * elem_size, who, d.algorithm == Algorithm::leader ? 2 : 3);
         if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
         if (call->trial.who.hand_down) {
             call->hand_down = true;

@@ -31,12 +31,12 @@ long SizeTrials::total_calls(const Class& c) const {
     return rounds * static_cast<long>(c.who.size()) * kBlock;
 }
 
-SizeTrials::Turn SizeTrials::next(std::size_t bytes, const std::vector<Contender>& contenders) {
+SizeTrials::Turn SizeTrials::next(std::size_t bytes, const Contender* contenders, int n) {
     Turn t;
     t.cls = size_class(bytes);
     Class& c = classes_[idx(t.cls)];
     if (c.who.empty()) {
-        c.who = contenders;
+        c.who.assign(contenders, contenders + std::max(0, n));
         c.samples.assign(c.who.size(), {});
         if (c.who.size() < 2) c.winner = 0;  // nothing to compare
     }
@@ -46,9 +46,9 @@ SizeTrials::Turn SizeTrials::next(std::size_t bytes, const std::vector<Contender
         t.who = c.who[idx(c.winner)];
         return t;
     }
-    const long n = static_cast<long>(c.who.size());
+    const long turns = static_cast<long>(c.who.size());
     const long call = c.calls++;
-    t.index = static_cast<int>((call / kBlock) % n);
+    t.index = static_cast<int>((call / kBlock) % turns);
     t.timed = call % kBlock != 0;
     t.last = c.calls == total_calls(c);
     t.who = c.who[idx(t.index)];

@@ -52,7 +52,7 @@ std::string contender_name(const Contender& c);  // "tree", "previous module"
 class SizeTrials {
 public:
     static constexpr int kBlock = 4;         // calls per turn; the first is not timed
-    static constexpr double kKeep = 0.02;    // the first contender wins ties within 2 %
+    static constexpr double kKeep = 0.10;    // the first contender keeps the class unless beaten by more than 10 %
     static constexpr int kClasses = 64;
 
     // samples: timed calls per contender (0: no trials); max_bytes: the
@@ -72,7 +72,10 @@ public:
         bool last = false;     // the contest's last call: after record(), agree
         Contender who;
     };
-    Turn next(std::size_t bytes, const std::vector<Contender>& contenders);
+    Turn next(std::size_t bytes, const Contender* contenders, int n);
+    Turn next(std::size_t bytes, const std::vector<Contender>& contenders) {
+        return next(bytes, contenders.data(), static_cast<int>(contenders.size()));
+    }
     // Stores a timed call's seconds (ignored for an untimed turn).
     void record(const Turn& t, double seconds);
     // Each contender's mean of its timed calls (after the last turn).

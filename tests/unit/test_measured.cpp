@@ -601,10 +601,10 @@ void test_small_message_trials(void**) {
                     if (buf != want) ++wrong[static_cast<std::size_t>(r)];
                 }
                 if (s && c.trial.cls >= 0 && !c.trial.decided) {
-                    // Topoar's turns: 5 ms everywhere.  The previous module:
+                    // Topoar's turns: 8 ms everywhere.  The previous module:
                     // 20 ms on rank 0 (alone it would keep topoar's choice),
-                    // 1 ms on the others: pooled 24 against 25, it wins.
-                    const double sec = !c.hand_down ? 5e-3 : r == 0 ? 20e-3 : 1e-3;
+                    // 1 ms on the others: pooled 24 against 40, it wins.
+                    const double sec = !c.hand_down ? 8e-3 : r == 0 ? 20e-3 : 1e-3;
                     s = e.note_trial(c, sec, io);
                     notices[static_cast<std::size_t>(r)] += e.take_notice();
                 }
