@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -370,6 +371,24 @@ SetupIo thread_io(topoar_test::FakeTransport& t, Gather& gather, int r) {
     return io;
 }
 
+// Runs body(r, ranks, transport, io) on n threads as ranks r = 0..n-1 of
+// hosts host_of[r], each with the in-process transport and the threads'
+// allgather, and waits for them.
+void run_rank_threads(int n, const char* const* host_of, topoar_test::FakeNetwork& network, Gather& gather,
+                      const std::function<void(int, const std::vector<RankInfo>&, topoar_test::FakeTransport&,
+                                               SetupIo&)>& body) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+            std::vector<RankInfo> ranks(static_cast<std::size_t>(n));
+            for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)].host = host_of[i];
+            topoar_test::FakeTransport t(network, r);
+            SetupIo io = thread_io(t, gather, r);
+            body(r, ranks, t, io);
+        });
+    for (auto& th : threads) th.join();
+}
+
 // The probes over the in-process transport: every pair of hosts measured
 // once by its lower host's leader, the inside rate of hosts with two or
 // more ranks, nothing left in flight.
@@ -511,13 +530,8 @@ void test_online_adaptation(void**) {
     std::vector<int> replans(n, -1);
     std::vector<std::string> notices(n);
     std::vector<Status> st(n);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r)
-        threads.emplace_back([&, r] {
-            std::vector<RankInfo> ranks(n);
-            for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)].host = host_of[i];
-            topoar_test::FakeTransport t(network, r);
-            SetupIo io = thread_io(t, gather, r);
+    run_rank_threads(n, host_of, network, gather,
+                     [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport&, SetupIo& io) {
             EngineConfig cfg;
             cfg.probe_options.total_seconds = 0.01;
             cfg.probe_options.max_message = 64 << 10;
@@ -544,7 +558,6 @@ void test_online_adaptation(void**) {
             replans[static_cast<std::size_t>(r)] = e.replans();
             notices[static_cast<std::size_t>(r)] = notice;
         });
-    for (auto& th : threads) th.join();
     for (int r = 0; r < n; ++r) {
         expect_ok(st[static_cast<std::size_t>(r)]);
         assert_int_equal(replans[static_cast<std::size_t>(r)], 1);
@@ -569,14 +582,9 @@ void test_small_message_trials(void**) {
     std::vector<std::string> traces(n), notices(n);
     std::vector<Status> st(n);
     std::vector<int> wrong(n, 0), decided_at(n, -1), untried(n, 0);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r)
-        threads.emplace_back([&, r] {
-            std::vector<RankInfo> ranks(n);
-            for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)].host = host_of[i];
-            topoar_test::FakeTransport t(network, r);
+    run_rank_threads(n, host_of, network, gather,
+                     [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
             topoar_test::SumReducer<std::int32_t> sum;
-            SetupIo io = thread_io(t, gather, r);
             EngineConfig cfg;
             cfg.probe = false;     // assumed links; the I/O is still there for the agreement
             cfg.trial_calls = 3;   // one block per contender
@@ -619,7 +627,6 @@ void test_small_message_trials(void**) {
             traces[static_cast<std::size_t>(r)] = trace;
             st[static_cast<std::size_t>(r)] = s;
         });
-    for (auto& th : threads) th.join();
     for (int r = 0; r < n; ++r) {
         const std::size_t i = static_cast<std::size_t>(r);
         expect_ok(st[i]);
