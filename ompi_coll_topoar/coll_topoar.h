@@ -86,6 +86,14 @@ OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_componen
 
 enum { TOPOAR_STATE_NEW = 0, TOPOAR_STATE_READY = 1, TOPOAR_STATE_FAILED = -1 };
 
+/* The point-to-point transport's context (coll_topoar_allreduce.c): the
+ * communicator, and how often the current call has found nothing to do. */
+typedef struct mca_coll_topoar_pml_ctx_t {
+    struct ompi_communicator_t *comm;
+    unsigned idle;
+    bool polling; /* this call raised opal_progress's event users */
+} mca_coll_topoar_pml_ctx_t;
+
 typedef struct mca_coll_topoar_module_t {
     mca_coll_base_module_t super;
 
@@ -103,6 +111,10 @@ typedef struct mca_coll_topoar_module_t {
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
     struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
+    /* The context of the transport set-up hands the engine, which keeps it
+     * for online adaptation: it measures the links again in the middle of
+     * a later call, so it lives as long as the module. */
+    mca_coll_topoar_pml_ctx_t io_ctx;
 } mca_coll_topoar_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);

@@ -35,11 +35,7 @@
  * that has gone idle kPollAfterIdle times asks for every-pass polling for the
  * rest of the call, so a long wait on TCP (a connection being set up, a
  * congested link) never waits for the tick. */
-typedef struct {
-    ompi_communicator_t *comm;
-    unsigned idle;
-    bool polling; /* this call raised opal_progress's event users */
-} pml_ctx_t;
+typedef mca_coll_topoar_pml_ctx_t pml_ctx_t;
 
 enum { kPollAfterIdle = 64 };
 
@@ -273,12 +269,18 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     if (NULL == problem) {
         /* Links between hosts may be measured here (coll_topoar_probe):
          * point-to-point over comm, as the calls will run. */
-        pml_ctx_t pctx = {comm, 0, true}; /* polled throughout (below) */
-        topoar_transport_t transport = {&pctx, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
+        /* The engine keeps the transport (its callbacks and context) for
+         * online adaptation, so the context is the module's, not this
+         * frame's.  Polled throughout set-up (below); a later use inside a
+         * call starts like a call (mca_coll_topoar_run_host ends it). */
+        m->io_ctx = (pml_ctx_t){comm, 0, true};
+        topoar_transport_t transport = {&m->io_ctx, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress,
+                                        pml_cancel};
         topoar_setup_io_t io = {&transport, comm, setup_allgather};
         opal_progress_event_users_increment();
         rc = topoar_engine_setup_io(m->engine, all, &io);
         opal_progress_event_users_decrement();
+        m->io_ctx.polling = false;
         if (TOPOAR_OK != rc) {
             problem = topoar_engine_error(m->engine);
         }
@@ -402,6 +404,11 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
     if (pctx.polling) {
         opal_progress_event_users_decrement();
     }
+    if (m->io_ctx.polling) { /* online adaptation measured the links again */
+        opal_progress_event_users_decrement();
+        m->io_ctx.polling = false;
+    }
+    m->io_ctx.idle = 0;
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "run");
     }

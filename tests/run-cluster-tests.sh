@@ -104,6 +104,23 @@ for c in "${clusters[@]}"; do
     run "${measured[@]}" "$build/tests/mpi/test_allreduce" --quick --expect-topoar --either-upto 65536 \
         >"$tmp/probe-alg.log" 2>&1
     result "cluster $label: no file: correctness alg=auto on measured links ($((SECONDS - t0)) s)" $? "$tmp/probe-alg.log"
+    if [ "$label" = a ]; then
+        # Online adaptation measures the links again inside a call, through
+        # the transport set-up handed the engine (its context once lived in
+        # set-up's stack frame: every re-measurement crashed).  A threshold
+        # of almost 0 makes it happen at once, up to adapt_max (4) times.
+        t0=$SECONDS
+        run "${measured[@]}" --mca coll_topoar_adapt_interval 2 --mca coll_topoar_adapt_threshold 0.000001 \
+            --mca coll_topoar_verbose 10 "$build/tools/topoar_osu_allreduce" -m 1048576:2097152 -i 16 -x 1 \
+            >"$tmp/adapt.log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ] && ! grep -q "links measured again" "$tmp/adapt.log"; then
+            echo "no re-measurement happened" >>"$tmp/adapt.log"
+            rc=1
+        fi
+        result "cluster $label: no file: online adaptation measures the links again during calls ($((SECONDS - t0)) s)" \
+            $rc "$tmp/adapt.log"
+    fi
 
     # 2. Correctness with every algorithm, executed by topoar; auto with its
     # small-message contests, which must have ended (verbose 10 says how)
