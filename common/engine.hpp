@@ -312,9 +312,8 @@ public:
     // A turn of the small-message contest took `seconds` on this rank
     // (call.trial set and undecided; handed down or run).  Collective at
     // the class's last turn, which every rank reaches at the same call:
-    // one allgather of the medians, then the winner runs the class.
+    // one allgather of the means, then the winner runs the class.
     Status note_trial(const PreparedCall& call, double seconds, SetupIo& io);
-    const SizeTrials& trials() const { return trials_; }
     // The same prepared call on device memory, through a stream-ordered
     // device transport (device_executor.hpp): `plan`, or with use_hier the
     // call's nccl_hier plan (call.hier must be set).

@@ -216,10 +216,11 @@ typedef struct topoar_call {
                          * (topoar_engine_run_device_hier); 0: it cannot
                          * plan here, the reason in hier_why */
     const char *hier_why;
-    int trial;          /* nonzero: a timed turn of the small-message
-                         * contest (coll_topoar_trial_calls); whether
-                         * handed down or run, the glue times the call and
-                         * reports it with topoar_engine_trial_done() */
+    int trial;          /* nonzero: a turn of the small-message contest
+                         * (coll_topoar_trial_calls) while it is undecided;
+                         * whether handed down or run, the glue times the
+                         * call and reports it with
+                         * topoar_engine_trial_done() */
 } topoar_call_t;
 
 int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_size, int mem,
@@ -233,7 +234,7 @@ int topoar_engine_run(topoar_engine_t *engine, const topoar_call_t *call, void *
 /* After a call whose prepare set call->trial (handed down or run): its
  * wall time on this rank.  Collective at the contest's last call of a size
  * class (every rank reaches it at the same call): the ranks pool their
- * medians with one allgather and the fastest contender runs the class from
+ * mean times with one allgather and the fastest contender runs the class from
  * then on; topoar_engine_notice() then says so. */
 int topoar_engine_trial_done(topoar_engine_t *engine, const topoar_call_t *call, double seconds);
 

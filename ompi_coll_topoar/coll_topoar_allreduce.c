@@ -390,6 +390,18 @@ void mca_coll_topoar_count(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     log_choice(m, comm, bytes, algorithm);
 }
 
+/* What the engine decided at run time (online adaptation, a contest's
+ * outcome), on rank 0 at verbose 10; taking it clears it on every rank. */
+static void print_notice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const char *what)
+{
+    if (mca_coll_topoar_component.verbose >= 10) {
+        const char *notice = topoar_engine_notice(m->engine);
+        if (NULL != notice && 0 == ompi_comm_rank(comm)) {
+            opal_output(0, "coll:topoar: %s: %s%s", comm->c_name, what, notice);
+        }
+    }
+}
+
 int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
                              ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
@@ -412,12 +424,7 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "run");
     }
-    if (mca_coll_topoar_component.verbose >= 10) {
-        const char *notice = topoar_engine_notice(m->engine);
-        if (NULL != notice && 0 == ompi_comm_rank(comm)) {
-            opal_output(0, "coll:topoar: %s: online adaptation: %s", comm->c_name, notice);
-        }
-    }
+    print_notice(m, comm, "online adaptation: ");
     return OMPI_SUCCESS;
 }
 
@@ -462,12 +469,7 @@ static int trial_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, co
     if (TOPOAR_OK != topoar_engine_trial_done(m->engine, call, now_seconds() - t0)) {
         return mca_coll_topoar_failed(m, comm, "small-message trial");
     }
-    if (mca_coll_topoar_component.verbose >= 10 && 0 == ompi_comm_rank(comm)) {
-        const char *notice = topoar_engine_notice(m->engine);
-        if (NULL != notice) {
-            opal_output(0, "coll:topoar: %s: %s", comm->c_name, notice);
-        }
-    }
+    print_notice(m, comm, "");
     return OMPI_SUCCESS;
 }
 
