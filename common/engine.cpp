@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <new>
@@ -441,8 +442,13 @@ Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io)
     std::ostringstream os;
     os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
        << ": measured per call (mean of " << trials_.samples() << " calls and of the ranks)";
-    for (std::size_t i = 0; i < n && i < who.size(); ++i)
-        os << (i ? ", " : " ") << contender_name(who[i]) << " " << pooled[i] / size_ * 1e6 << " us";
+    for (std::size_t i = 0; i < n && i < who.size(); ++i) {
+        os << (i ? ", " : " ") << contender_name(who[i]);
+        if (std::isfinite(pooled[i]))
+            os << " " << pooled[i] / size_ * 1e6 << " us";
+        else
+            os << " not run (its result could differ for every call of this size)";
+    }
     os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on"
        << (w == 0 ? " (auto's table's choice)" : "") << "\n";
     notice_ += os.str();
@@ -599,7 +605,8 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
     return Status::ok();
 }
 
-Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call) {
+Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
+                       bool own_result_only) {
     *call = PreparedCall{};
     if (!ready_) return Status::internal("allreduce before setup");
     if (elem_size == 0) return Status::invalid("element size 0");
@@ -631,6 +638,12 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         // Read only when the class is new (no allocation per call).
         const Contender who[3] = {{false, d.algorithm}, {true, Algorithm::automatic}, {false, Algorithm::leader}};
         call->trial = trials_.next(count * elem_size, who, d.algorithm == Algorithm::leader ? 2 : 3);
+        if (call->trial.who.hand_down && own_result_only) {
+            // Correctness before speed: the class's first contender (the
+            // table's choice) runs it, and a timed turn counts as its own.
+            call->trial.index = 0;
+            call->trial.who = trials_.contenders(call->trial.cls)[0];
+        }
         if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
         if (call->trial.who.hand_down) {
             call->hand_down = true;

@@ -294,8 +294,15 @@ public:
     // Asked once per call: decides, and plans on first use of a size.  A
     // hand-down is an answer (call.hand_down), not an error; an error that
     // is Code::unsupported was decided identically on every rank before
-    // anything moved (the caller falls back).
-    Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call);
+    // anything moved (the caller falls back).  own_result_only: the
+    // previous module's result for this call's (op, type) can differ from
+    // topoar's own beyond floating-point rounding (Open MPI 4.1's op/avx
+    // saturates 8- and 16-bit integer sums that topoar wraps), so it never
+    // runs the call for speed: no contest turn of its, and a class it won
+    // runs the table's choice.  Every rank passes the same value (the op and
+    // the type are the call's).
+    Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
+                   bool own_result_only = false);
     // In-place all-reduce of buf with a prepared call (host executor).
     // io: for online adaptation (the ranks' agreement and the probes);
     // nullptr: no adaptation on this call.

@@ -348,12 +348,14 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
     }
 }
 
-int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, int mem, topoar_call_t* call) {
+int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, int mem, int flags,
+                          topoar_call_t* call) {
     try {
         std::memset(call, 0, sizeof(*call));
         if (mem != TOPOAR_MEM_HOST && mem != TOPOAR_MEM_CUDA)
             return fail(e, Status::invalid("prepare: memory type " + std::to_string(mem)));
-        Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call);
+        Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call,
+                                     (flags & TOPOAR_PREPARE_OWN_RESULT_ONLY) != 0);
         if (!s) return fail(e, s);
         const PreparedCall& p = e->call;
         call->hand_down = p.hand_down ? 1 : 0;

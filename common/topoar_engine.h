@@ -223,7 +223,15 @@ typedef struct topoar_call {
                          * topoar_engine_trial_done() */
 } topoar_call_t;
 
-int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_size, int mem,
+/* prepare's flags.  OWN_RESULT_ONLY: the previous module's result for
+ * this call's (op, type) can differ from topoar's own beyond floating-point
+ * rounding (Open MPI 4.1's op/avx saturates 8- and 16-bit integer sums that
+ * topoar wraps, open-mpi/ompi#8045), so it never runs the call for speed:
+ * it takes no contest turn, and a size class it won runs auto's table's
+ * choice for this call.  Every rank must pass the same flags. */
+#define TOPOAR_PREPARE_OWN_RESULT_ONLY 1
+
+int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_size, int mem, int flags,
                           topoar_call_t *call);
 
 /* In-place all-reduce of call->count elements in buf, with the call the

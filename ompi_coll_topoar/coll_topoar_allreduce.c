@@ -531,7 +531,10 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     /* The one question per call: hand down, or which plan.  Answered before
      * any copy or progress bookkeeping (auto on one host goes straight to
      * the previous module; measured: docs/performance.md, node4). */
-    rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_HOST, &call);
+    rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_HOST,
+                               mca_coll_topoar_previous_may_differ(dtype, op, (size_t) extent)
+                                   ? TOPOAR_PREPARE_OWN_RESULT_ONLY : 0,
+                               &call);
     if (TOPOAR_ERR_UNSUPPORTED == rc) {
         /* Decided before any message moved, identically on every rank. */
         return mca_coll_topoar_fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);

@@ -595,7 +595,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         return staged_previous(m, g, "topoar is off on this communicator", MPI_IN_PLACE, rbuf, 0, count, dtype, op,
                                comm);
     }
-    rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_CUDA, &call);
+    rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_CUDA, 0, &call);
     if (TOPOAR_ERR_UNSUPPORTED == rc || (TOPOAR_OK == rc && call.hand_down)) {
         return staged_previous(m, g, TOPOAR_OK == rc ? call.why : topoar_engine_error(m->engine), MPI_IN_PLACE, rbuf,
                                0, count, dtype, op, comm);

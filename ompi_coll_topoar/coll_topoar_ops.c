@@ -28,6 +28,7 @@
 #include "coll_topoar_ops.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "topoar_reduce.h"
 
@@ -198,4 +199,56 @@ int mca_coll_topoar_op_ids(struct ompi_datatype_t *dtype, struct ompi_op_t *op, 
         return 1;
     }
     return 0;
+}
+
+/* Inputs that overflow an 8- or 16-bit sum or product in most elements,
+ * enough of them for Open MPI's vectorized loops (op/avx) to run. */
+#define PROBE_ELEMS 1024
+
+static int differs_from_open_mpi(struct ompi_datatype_t *dtype, struct ompi_op_t *op, int redop, int redtype,
+                                 size_t elem)
+{
+    static unsigned char in[PROBE_ELEMS * 2], mine[PROBE_ELEMS * 2], theirs[PROBE_ELEMS * 2];
+    static volatile int busy; /* the buffers are static: one probe at a time */
+    size_t i, bytes = PROBE_ELEMS * elem;
+    int differ;
+    while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
+    }
+    for (i = 0; i < bytes; ++i) {
+        in[i] = (unsigned char) (0x70 + 37 * i);
+        mine[i] = theirs[i] = (unsigned char) (0x7b + 91 * i);
+    }
+    if (TOPOAR_REDOP_SUM != redop && TOPOAR_REDOP_PROD != redop) {
+        differ = 0;
+    } else if (0 != topoar_reduce_host(redop, redtype, in, mine, PROBE_ELEMS) ||
+               MPI_SUCCESS != PMPI_Reduce_local(in, theirs, PROBE_ELEMS, dtype, op)) {
+        differ = 1; /* cannot tell: keep the previous module out */
+    } else {
+        differ = 0 != memcmp(mine, theirs, bytes);
+    }
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+    return differ;
+}
+
+int mca_coll_topoar_previous_may_differ(struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent)
+{
+    /* Per table entry, [sum, prod]: 0 not probed yet, 1 same, 2 differs. */
+    static unsigned char known[sizeof dtype_table / sizeof dtype_table[0]][2];
+    int redop, redtype;
+    unsigned char answer;
+    size_t i;
+    if (extent > 2 || (op != MPI_SUM && op != MPI_PROD)) {
+        return 0;
+    }
+    if (!mca_coll_topoar_op_ids(dtype, op, &redop, &redtype)) {
+        return 0; /* reduced by Open MPI's op either way */
+    }
+    for (i = 0; i < sizeof dtype_table / sizeof dtype_table[0] && dtype_table[i].dtype != dtype; ++i) {
+    }
+    answer = __atomic_load_n(&known[i][op == MPI_PROD], __ATOMIC_RELAXED);
+    if (0 == answer) {
+        answer = differs_from_open_mpi(dtype, op, redop, redtype, extent) ? 2 : 1;
+        __atomic_store_n(&known[i][op == MPI_PROD], answer, __ATOMIC_RELAXED);
+    }
+    return 2 == answer;
 }

@@ -23,6 +23,18 @@ BEGIN_C_DECLS
  * exactly one element (extent) of dtype. */
 int mca_coll_topoar_op_ids(struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *redop, int *redtype);
 
+/* 1 when the previous module's result for this call can differ from
+ * topoar's own beyond floating-point rounding, so that only topoar may run
+ * it (TOPOAR_PREPARE_OWN_RESULT_ONLY): an 8- or 16-bit integer SUM or PROD
+ * that topoar reduces itself (wrapping, as MPI says) and that Open MPI's
+ * own reduction, which every other module uses, computes otherwise.  Open
+ * MPI 4.1's op/avx saturates such sums instead of wrapping
+ * (open-mpi/ompi#8045); whether this Open MPI does is measured once per
+ * process and pair with MPI_Reduce_local on inputs that overflow, so
+ * `--mca op ^avx` or a fixed Open MPI gives 0.  extent: dtype's extent (a
+ * first filter that keeps the common calls off the lookup). */
+int mca_coll_topoar_previous_may_differ(struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent);
+
 END_C_DECLS
 
 #endif /* MCA_COLL_TOPOAR_OPS_H */

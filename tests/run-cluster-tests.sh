@@ -7,7 +7,9 @@
 # On each: the tree topoar discovers (with the cluster's rack file) must
 # match where the ranks run, the tree it measures without the file must
 # group hosts as the cluster does, and the correctness program must pass
-# with every algorithm, executed by topoar, and with auto on measured links.  Needs root; skipped (77) otherwise.
+# with every algorithm, executed by topoar, and with auto on measured links;
+# on a and c, overflowing integer sums stay right during auto's contests.
+# Needs root; skipped (77) otherwise.
 # Environment as in run-mpi-tests.sh; TOPOAR_ALGORITHMS overrides the list.
 set -u
 src=${TOPOAR_SRCDIR:?run through make check}
@@ -139,6 +141,21 @@ for c in "${clusters[@]}"; do
         fi
         result "cluster $label: correctness alg=$alg ($((SECONDS - t0)) s)" $rc "$tmp/alg.log"
     done
+    if [ "$label" != b ]; then
+        # 3. Correctness does not depend on the contest: integer sums and
+        # products that overflow, every integer type, OSU-style (not in
+        # place), while auto's contests run with the previous module as a
+        # contender (whose op/avx saturates 8- and 16-bit sums, ompi#8045).
+        t0=$SECONDS
+        run "${topoar[@]}" --mca coll_topoar_verbose 10 "$build/tests/mpi/test_int_validate" --reps 6 \
+            >"$tmp/int.log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then
+            grep -q "from now on" "$tmp/int.log" || { echo "no small-message contest ended" >>"$tmp/int.log"; rc=1; }
+        fi
+        result "cluster $label: wrapping integer sums stay right during auto's contests ($((SECONDS - t0)) s)" \
+            $rc "$tmp/int.log"
+    fi
     "$tc" down --name "$name" >/dev/null 2>&1
 done
 

@@ -2,6 +2,7 @@
 #include "decide/trials.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace topoar {
 
@@ -69,7 +70,10 @@ std::vector<double> SizeTrials::means(int cls) const {
     for (const std::vector<double>& s : c.samples) {
         double sum = 0;
         for (double v : s) sum += v;
-        out.push_back(s.empty() ? 0 : sum / static_cast<double>(s.size()));
+        // A contender with no timed call (every call of the class kept it
+        // out: Engine::prepare's own_result_only) never wins: +inf, also
+        // once pooled.
+        out.push_back(s.empty() ? std::numeric_limits<double>::infinity() : sum / static_cast<double>(s.size()));
     }
     return out;
 }

@@ -78,7 +78,8 @@ public:
     }
     // Stores a timed call's seconds (ignored for an untimed turn).
     void record(const Turn& t, double seconds);
-    // Each contender's mean of its timed calls (after the last turn).
+    // Each contender's mean of its timed calls (after the last turn);
+    // +infinity for one that had none.
     std::vector<double> means(int cls) const;
     // pooled: every rank's means summed (the same numbers on every rank);
     // returns the winner's index, which later turns of the class run.

@@ -672,6 +672,75 @@ void test_small_message_trials(void**) {
     clear_probe_cache();
 }
 
+// A call whose result the previous module could compute otherwise
+// (own_result_only: an 8-bit sum under Open MPI's op/avx) is never the
+// previous module's, whatever the contest: not as a turn, not after the
+// previous module won the class.  A class whose every call is such a call
+// settles among topoar's own contenders.
+void test_small_message_trials_own_result(void**) {
+    clear_probe_cache();
+    const int n = 5;
+    const char* host_of[] = {"a", "a", "b", "b", "b"};
+    topoar_test::FakeNetwork network(n);
+    Gather gather(n);
+    std::vector<std::string> notices(n);
+    std::vector<Status> st(n);
+    std::vector<int> wrong(n, 0), own_handed(n, 0), own_runs(n, 0), other_handed(n, 0), other_last(n, 0);
+    run_rank_threads(n, host_of, network, gather,
+                     [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
+            topoar_test::SumReducer<std::int32_t> sum;
+            EngineConfig cfg;
+            cfg.probe = false;
+            cfg.trial_calls = 3;
+            Engine e(r, n, cfg);
+            Status s = e.setup(ranks, &io);
+            // Class 7 (128 bytes): every call own_result_only.  Class 6 (64
+            // bytes): calls of both kinds, the previous module measured
+            // fastest by far.
+            for (int k = 0; k < 60 && s; ++k) {
+                const bool mixed = k % 2 == 1;
+                const bool own_only = !mixed || k % 4 == 3;  // class 6: every other call
+                const std::size_t count = mixed ? 16 : 32;
+                PreparedCall c;
+                s = e.prepare(count, 4, MemType::host, &c, own_only);
+                if (!s) break;
+                if (c.hand_down) {
+                    ++(own_only ? own_handed : other_handed)[static_cast<std::size_t>(r)];
+                    if (!own_only && k >= 50) ++other_last[static_cast<std::size_t>(r)];
+                } else {
+                    std::vector<std::int32_t> buf(count, r + 1);
+                    s = e.run(c, buf.data(), t, sum);
+                    for (std::int32_t v : buf)
+                        if (v != n * (n + 1) / 2) ++wrong[static_cast<std::size_t>(r)];
+                    if (own_only) ++own_runs[static_cast<std::size_t>(r)];
+                }
+                if (s && c.trial.cls >= 0 && !c.trial.decided) {
+                    s = e.note_trial(c, c.hand_down ? 1e-3 : 8e-3, io);
+                    notices[static_cast<std::size_t>(r)] += e.take_notice();
+                }
+            }
+            st[static_cast<std::size_t>(r)] = s;
+        });
+    for (int r = 0; r < n; ++r) {
+        const std::size_t i = static_cast<std::size_t>(r);
+        expect_ok(st[i]);
+        assert_int_equal(wrong[i], 0);
+        assert_int_equal(own_handed[i], 0);   // never the previous module's
+        assert_int_equal(own_runs[i], 30 + 15);  // all 30 of class 7, the own-only half of class 6
+        // The other calls of class 6: the previous module's once it won
+        // (of the last ten calls, 53 and 57), and during its turns.
+        assert_int_equal(other_last[i], 2);
+        assert_true(other_handed[i] > 5);
+        // Class 7 settled without the previous module ever timed.
+        assert_non_null(std::strstr(notices[i].c_str(), "allreduce of 128-256:"));
+        assert_non_null(std::strstr(notices[i].c_str(), "previous module not run"));
+        // Class 6: the previous module won on the calls it may take.
+        assert_non_null(std::strstr(notices[i].c_str(), "previous module from now on"));
+        assert_string_equal(notices[i].c_str(), notices[0].c_str());
+    }
+    clear_probe_cache();
+}
+
 void test_probe_params(void**) {
     EngineConfig c;
     assert_true(c.probe);
@@ -711,6 +780,7 @@ int main() {
         cmocka_unit_test(test_engine_setup_probes),
         cmocka_unit_test(test_online_adaptation),
         cmocka_unit_test(test_small_message_trials),
+        cmocka_unit_test(test_small_message_trials_own_result),
         cmocka_unit_test(test_probe_params),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
