@@ -427,30 +427,40 @@ Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io)
     const SizeTrials::Turn& t = call.trial;
     if (t.cls < 0 || t.decided) return Status::ok();
     trials_.record(t, seconds);
-    if (!t.last) return Status::ok();
-    // Every rank's means, gathered and summed: the same numbers on every
-    // rank, so the same winner.
-    const std::vector<double> mine = trials_.means(t.cls);
+    if (!t.agree) return Status::ok();
+    // Every rank's numbers, gathered and summed: the same on every rank,
+    // so the same contenders dropped and the same winner.  Medians after
+    // an earlier round (to drop clear losers), means after the last.
+    const std::vector<double> mine = t.last ? trials_.means(t.cls) : trials_.medians(t.cls);
     const std::size_t n = mine.size();
     std::vector<double> all(n * static_cast<std::size_t>(size_), 0.0);
     TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(double), all.data()));
     std::vector<double> pooled(n, 0.0);
     for (int r = 0; r < size_; ++r)
         for (std::size_t i = 0; i < n; ++i) pooled[i] += all[static_cast<std::size_t>(r) * n + i];
-    const int w = trials_.settle(t.cls, pooled);
-    const std::vector<Contender>& who = trials_.contenders(t.cls);
+    const std::vector<Contender> who = trials_.contenders(t.cls);
+    std::vector<bool> was_in(n);
+    for (std::size_t i = 0; i < n; ++i) was_in[i] = trials_.active(t.cls, static_cast<int>(i));
+    const int w = t.last ? trials_.settle(t.cls, pooled) : trials_.prune(t.cls, pooled);
+    if (w < 0) return Status::ok();  // several still in: the contest goes on
     std::ostringstream os;
     os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
-       << ": measured per call (mean of " << trials_.samples() << " calls and of the ranks)";
+       << ": measured per call (" << (t.last ? "mean of " + std::to_string(trials_.samples()) + " calls"
+                                             : std::string("median of the calls so far"))
+       << " and of the ranks)";
+    bool first = true;
     for (std::size_t i = 0; i < n && i < who.size(); ++i) {
-        os << (i ? ", " : " ") << contender_name(who[i]);
+        if (!was_in[i]) continue;  // dropped in an earlier round
+        os << (first ? " " : ", ") << contender_name(who[i]);
+        first = false;
         if (std::isfinite(pooled[i]))
             os << " " << pooled[i] / size_ * 1e6 << " us";
         else
             os << " not run (its result could differ for every call of this size)";
     }
     os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on"
-       << (w == 0 ? " (auto's table's choice)" : "") << "\n";
+       << (w == 0 ? " (auto's table's choice)" : "") << (t.last ? "" : " (the others more than 50 % slower)")
+       << "\n";
     notice_ += os.str();
     return Status::ok();
 }

@@ -26,10 +26,9 @@ int SizeTrials::size_class(std::size_t bytes) {
     return bytes <= 1 ? 0 : kClasses - 1 - __builtin_clzll(static_cast<unsigned long long>(bytes));
 }
 
-long SizeTrials::total_calls(const Class& c) const {
-    const long per_block = kBlock - 1;  // timed calls per turn
-    const long rounds = (samples_ + per_block - 1) / per_block;
-    return rounds * static_cast<long>(c.who.size()) * kBlock;
+int SizeTrials::total_rounds() const {
+    const int per_block = kBlock - 1;  // timed calls per turn
+    return (samples_ + per_block - 1) / per_block;
 }
 
 SizeTrials::Turn SizeTrials::next(std::size_t bytes, const Contender* contenders, int n) {
@@ -39,6 +38,8 @@ SizeTrials::Turn SizeTrials::next(std::size_t bytes, const Contender* contenders
     if (c.who.empty()) {
         c.who.assign(contenders, contenders + std::max(0, n));
         c.samples.assign(c.who.size(), {});
+        c.in.clear();
+        for (int i = 0; i < static_cast<int>(c.who.size()); ++i) c.in.push_back(i);
         if (c.who.size() < 2) c.winner = 0;  // nothing to compare
     }
     if (c.winner >= 0) {
@@ -47,11 +48,15 @@ SizeTrials::Turn SizeTrials::next(std::size_t bytes, const Contender* contenders
         t.who = c.who[idx(c.winner)];
         return t;
     }
-    const long turns = static_cast<long>(c.who.size());
-    const long call = c.calls++;
-    t.index = static_cast<int>((call / kBlock) % turns);
+    const long call = c.round_calls++;
+    t.index = c.in[static_cast<std::size_t>(call / kBlock)];
     t.timed = call % kBlock != 0;
-    t.last = c.calls == total_calls(c);
+    t.agree = c.round_calls == static_cast<long>(c.in.size()) * kBlock;
+    if (t.agree) {
+        c.round_calls = 0;
+        ++c.rounds;
+        t.last = c.rounds >= total_rounds();
+    }
     t.who = c.who[idx(t.index)];
     return t;
 }
@@ -62,6 +67,42 @@ void SizeTrials::record(const Turn& t, double seconds) {
     if (t.index < 0 || idx(t.index) >= c.samples.size()) return;
     auto& s = c.samples[idx(t.index)];
     if (static_cast<int>(s.size()) < samples_) s.push_back(seconds);
+}
+
+std::vector<double> SizeTrials::medians(int cls) const {
+    const Class& c = classes_[idx(cls)];
+    std::vector<double> out;
+    for (std::vector<double> s : c.samples) {  // a copy: sorted here
+        if (s.empty()) {
+            out.push_back(std::numeric_limits<double>::infinity());
+            continue;
+        }
+        std::sort(s.begin(), s.end());
+        const std::size_t h = s.size() / 2;
+        out.push_back(s.size() % 2 ? s[h] : (s[h - 1] + s[h]) / 2);
+    }
+    return out;
+}
+
+bool SizeTrials::active(int cls, int index) const {
+    const std::vector<int>& in = classes_[idx(cls)].in;
+    return std::find(in.begin(), in.end(), index) != in.end();
+}
+
+int SizeTrials::prune(int cls, const std::vector<double>& pooled) {
+    Class& c = classes_[idx(cls)];
+    double best = std::numeric_limits<double>::infinity();
+    for (int i : c.in)
+        if (idx(i) < pooled.size()) best = std::min(best, pooled[idx(i)]);
+    std::vector<int> kept;
+    for (int i : c.in)
+        if (idx(i) < pooled.size() && pooled[idx(i)] <= best * (1 + kDrop)) kept.push_back(i);
+    if (!kept.empty()) c.in = kept;
+    if (c.in.size() == 1) {
+        c.winner = c.in[0];
+        c.samples.clear();
+    }
+    return c.winner;
 }
 
 std::vector<double> SizeTrials::means(int cls) const {
@@ -80,10 +121,12 @@ std::vector<double> SizeTrials::means(int cls) const {
 
 int SizeTrials::settle(int cls, const std::vector<double>& pooled) {
     Class& c = classes_[idx(cls)];
-    int best = 0;
-    for (std::size_t i = 1; i < pooled.size() && i < c.who.size(); ++i)
-        if (pooled[i] < pooled[idx(best)]) best = static_cast<int>(i);
-    if (best != 0 && !pooled.empty() && pooled[0] <= pooled[idx(best)] * (1 + kKeep)) best = 0;
+    int best = c.in.empty() ? 0 : c.in[0];
+    for (int i : c.in)
+        if (idx(i) < pooled.size() && pooled[idx(i)] < pooled[idx(best)]) best = i;
+    // The table's choice (contender 0), if still in, keeps the class unless
+    // beaten by more than kKeep.
+    if (best != 0 && active(cls, 0) && !pooled.empty() && pooled[0] <= pooled[idx(best)] * (1 + kKeep)) best = 0;
     c.winner = best;
     c.samples.clear();
     return best;

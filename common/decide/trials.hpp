@@ -20,6 +20,14 @@
 //     turn:   A A A A  P P P P  L L L L  A A A A ...  -> agree -> winner
 //     timed:  - x x x  - x x x  - x x x  - x x x ...
 //
+//   a round is one block of every contender still in; after each round
+//   but the last the ranks pool their medians (one allgather) and drop a
+//   contender more than kDrop slower than the best: a clear loser costs
+//   one block, not the whole contest, so a short job or a communicator
+//   with few calls per size pays little for the contest (medians there:
+//   three calls a contender, one of them stalled must not drop the best).
+//   The last round settles among those left on means.
+//
 //   the first call of a block is not timed: it inherits the arrival skew
 //   the previous contender left (a leader algorithm releases its leaders
 //   first, a recursive doubling everyone at once), and its first use of a
@@ -53,6 +61,7 @@ class SizeTrials {
 public:
     static constexpr int kBlock = 4;         // calls per turn; the first is not timed
     static constexpr double kKeep = 0.10;    // the first contender keeps the class unless beaten by more than 10 %
+    static constexpr double kDrop = 0.50;    // after a round, a contender's pooled median 50 % above the best drops it
     static constexpr int kClasses = 64;
 
     // samples: timed calls per contender (0: no trials); max_bytes: the
@@ -69,7 +78,10 @@ public:
         int index = -1;        // into the class's contenders
         bool timed = false;    // record() wants this call's time
         bool decided = false;  // the class has a winner: no more trial
-        bool last = false;     // the contest's last call: after record(), agree
+        bool agree = false;    // a round's last call: after record(), the ranks
+                               // pool what they measured (Engine::note_trial)
+                               // and call prune(), or settle() when `last`
+        bool last = false;     // the contest's last call (agree is set too)
         Contender who;
     };
     Turn next(std::size_t bytes, const Contender* contenders, int n);
@@ -81,8 +93,17 @@ public:
     // Each contender's mean of its timed calls (after the last turn);
     // +infinity for one that had none.
     std::vector<double> means(int cls) const;
+    // The same with medians (after an earlier round).
+    std::vector<double> medians(int cls) const;
+    // After a round that was not the last: pooled medians (every rank's
+    // summed); drops the contenders more than kDrop above the best of those
+    // still in.  Returns the winner's index when one is left, else -1.
+    int prune(int cls, const std::vector<double>& pooled);
+    // Still in the contest (all until a prune drops some).
+    bool active(int cls, int index) const;
     // pooled: every rank's means summed (the same numbers on every rank);
-    // returns the winner's index, which later turns of the class run.
+    // returns the winner's index among those still in, which later turns
+    // of the class run.
     int settle(int cls, const std::vector<double>& pooled);
     const std::vector<Contender>& contenders(int cls) const { return classes_[idx(cls)].who; }
     int winner(int cls) const { return classes_[idx(cls)].winner; }
@@ -93,11 +114,13 @@ private:
     struct Class {
         std::vector<Contender> who;
         std::vector<std::vector<double>> samples;
-        long calls = 0;
+        std::vector<int> in;  // indices still in, in turn order
+        long round_calls = 0; // calls of the current round so far
+        int rounds = 0;       // rounds completed
         int winner = -1;
     };
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
-    long total_calls(const Class& c) const;
+    int total_rounds() const;
     int samples_ = 0;
     std::size_t max_bytes_ = 0;
     std::array<Class, kClasses> classes_{};

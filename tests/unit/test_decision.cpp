@@ -3,6 +3,7 @@
 // boundaries, the text round trip, and communicator shapes.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -702,6 +703,77 @@ void test_trial_settle(void**) {
     assert_true(m[0] > 18.3 && m[0] < 18.4);
 }
 
+// After a round that is not the last, the ranks' pooled medians drop the
+// contenders more than kDrop above the best; the turns then skip them; one
+// left wins at once.  A stalled call among three does not move a median.
+void test_trial_prune(void**) {
+    const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
+                                     {false, Algorithm::leader}};
+    const int b = SizeTrials::kBlock;
+    SizeTrials t;
+    t.configure(9, 1 << 16);  // 3 rounds
+    std::vector<int> order;
+    int agreed = 0;
+    for (int call = 0; call < 3 * b; ++call) {
+        SizeTrials::Turn turn = t.next(100, who);
+        order.push_back(turn.index);
+        // tree 10, previous module 20 (dropped: 2x), leader 12 with one
+        // stalled call (its median stays 12).
+        double sec = turn.index == 0 ? 10 : turn.index == 1 ? 20 : (call % b == 1 ? 1000 : 12);
+        t.record(turn, sec);
+        assert_int_equal(turn.agree, call == 3 * b - 1);
+        assert_false(turn.last);
+        if (turn.agree) {
+            ++agreed;
+            std::vector<double> med = t.medians(turn.cls);
+            assert_true(med[2] > 11.9 && med[2] < 12.1);
+            assert_int_equal(t.prune(turn.cls, med), -1);  // tree and leader left
+        }
+    }
+    assert_int_equal(agreed, 1);
+    assert_true(t.active(6, 0) && !t.active(6, 1) && t.active(6, 2));
+    // Round 2: tree and leader only, a block each.
+    for (int call = 0; call < 2 * b; ++call) {
+        SizeTrials::Turn turn = t.next(100, who);
+        assert_int_equal(turn.index, call < b ? 0 : 2);
+        t.record(turn, turn.index == 0 ? 10 : 12);
+        assert_int_equal(turn.agree, call == 2 * b - 1);
+        if (turn.agree) assert_int_equal(t.prune(turn.cls, t.medians(turn.cls)), -1);
+    }
+    // Round 3, the last: settled on means among those still in (the
+    // previous module's 20 is out, even had it been the lowest now).
+    SizeTrials::Turn turn;
+    for (int call = 0; call < 2 * b; ++call) {
+        turn = t.next(100, who);
+        t.record(turn, turn.index == 0 ? 10 : 12);
+    }
+    assert_true(turn.agree && turn.last);
+    assert_int_equal(t.settle(turn.cls, {10.0, 1.0, 12.0}), 0);
+    assert_true(t.next(100, who).decided);
+
+    // A clear winner after the first round: decided at once.
+    t.reset();
+    for (int call = 0; call < 3 * b; ++call) {
+        turn = t.next(8, who);
+        t.record(turn, turn.index == 2 ? 1.0 : 5.0);
+    }
+    assert_true(turn.agree);
+    assert_int_equal(t.prune(turn.cls, t.medians(turn.cls)), 2);
+    turn = t.next(8, who);
+    assert_true(turn.decided);
+    assert_int_equal(turn.index, 2);
+    // A contender that never ran a timed call is +inf: dropped.
+    t.reset();
+    for (int call = 0; call < 3 * b; ++call) {
+        turn = t.next(8, who);
+        if (turn.index != 1) t.record(turn, turn.index == 0 ? 1.0 : 1.2);
+    }
+    std::vector<double> med = t.medians(turn.cls);
+    assert_false(std::isfinite(med[1]));
+    assert_int_equal(t.prune(turn.cls, med), -1);
+    assert_true(t.active(3, 0) && !t.active(3, 1) && t.active(3, 2));
+}
+
 }  // namespace
 
 int main(void) {
@@ -726,6 +798,7 @@ int main(void) {
         cmocka_unit_test(test_trial_classes),
         cmocka_unit_test(test_trial_turns),
         cmocka_unit_test(test_trial_settle),
+        cmocka_unit_test(test_trial_prune),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
