@@ -110,10 +110,13 @@ for c in "${clusters[@]}"; do
         # Online adaptation measures the links again inside a call, through
         # the transport set-up handed the engine (its context once lived in
         # set-up's stack frame: every re-measurement crashed).  A threshold
-        # of almost 0 makes it happen at once, up to adapt_max (4) times.
+        # of almost 0 makes it happen at once, up to adapt_max (4) times:
+        # as soon as a window is slower than the first, which on a loaded
+        # machine can take more than 8 windows (once none of 8 was, after a
+        # slow first window), so 24 windows per size.
         t0=$SECONDS
         run "${measured[@]}" --mca coll_topoar_adapt_interval 2 --mca coll_topoar_adapt_threshold 0.000001 \
-            --mca coll_topoar_verbose 10 "$build/tools/topoar_osu_allreduce" -m 1048576:2097152 -i 16 -x 1 \
+            --mca coll_topoar_verbose 10 "$build/tools/topoar_osu_allreduce" -m 1048576:2097152 -i 48 -x 1 \
             >"$tmp/adapt.log" 2>&1
         rc=$?
         if [ $rc -eq 0 ] && ! grep -q "links measured again" "$tmp/adapt.log"; then
