@@ -558,6 +558,7 @@ int main(int argc, char** argv) {
     cfg.pipeline_size = o.pipeline;
     cfg.num_trees = o.trees;
     cfg.hring_factors = o.factors;
+    cfg.gpu_model = o.device;  // --mem cuda: call_units takes the device pipelining unit from here
     PlanOptions popt = plan_options(cfg, o.elem);
 
     std::printf("topoar_sim: %s: %d ranks, %d nodes, %d racks%s\n", what.c_str(), p, shape.nodes, racks,
