@@ -181,7 +181,9 @@ static void test_peer_links(void** state) {
 static void test_round_latency_and_round_ends(void** state) {
     (void)state;
     const double w = 1e9, L = 20e-6;
+    int checked = 0;
     for (int p : {2, 5, 16}) {
+        ++checked;
         const Topology t = hosts(std::vector<int>(static_cast<std::size_t>(p), 1), {w, 0}, {1e15, 0});
         const std::size_t count = static_cast<std::size_t>(p) * 4096;
         const Plan plan = plan_ring(p, count, -1, {});
@@ -199,6 +201,7 @@ static void test_round_latency_and_round_ends(void** state) {
         c.record_round_ends = false;
         assert_true(run(t, plan, 8, c).rank_round_end.empty());
     }
+    assert_int_equal(checked, 3);
     Prediction p;
     CostParams c = exact();
     c.round_latency = -1;
