@@ -263,6 +263,42 @@ static void test_abci_128(void** state) {
     expect_near(hring_time(dev, {2, 2, 2, 2, 2, 2, 2}, c), t, 0.05, "Rabenseifner rated with 4x8x4");
 }
 
+// NCCL's flat ring with one channel per HCA: two rings in opposite
+// directions over the two halves of the vector.  On NIC lanes each HCA
+// carries one flow each way, which is what the pooled up-link gives one
+// ring (the paper's Eq. 2; papers.py's "ring on both HCAs").
+static void test_abci_two_channel_ring(void** state) {
+    (void)state;
+    const Topology host = fixture("abci-128.topo");
+    const DeviceModel lanes = abci_model(true), pooled = abci_model(false);
+    const Topology dev = device(host, lanes);
+    const int p = dev.num_ranks();
+    const std::size_t count = kAbciBytes / 4, half = count / 2;
+    PlanBuilder b(Algorithm::ring, p, count);
+    for (int ch = 0; ch < 2; ++ch) {
+        auto at = [&](int pos) {
+            const int q = ((pos % p) + p) % p;
+            return ch == 0 ? q : p - 1 - q;
+        };
+        auto chunk = [&](int c) {
+            Range r = split_range(half, static_cast<std::size_t>(p), static_cast<std::size_t>(((c % p) + p) % p));
+            r.offset += static_cast<std::size_t>(ch) * half;
+            return r;
+        };
+        for (int st = 0; st < p - 1; ++st)
+            for (int i = 0; i < p; ++i) {
+                const Range r = chunk(i - st - 1);
+                b.transfer(st, at(i), at(i + 1), r.offset, r.count, OpKind::recv_reduce);
+                const Range g = chunk(i - st);
+                b.transfer(p - 1 + st, at(i), at(i + 1), g.offset, g.count, OpKind::recv_copy);
+            }
+    }
+    const double two = run(dev, b.finish(), 4, abci_params(lanes)).time;
+    const double one = ring_time(device(host, pooled), abci_params(pooled));
+    expect_near(two, one, 0.01, "two channels on lanes = one ring on both HCAs");
+    assert_true(two < 0.6 * ring_time(dev, abci_params(lanes)));
+}
+
 // ABCI at 512 processes (4 racks, 1/3 bisection): the paper's 4x8x4x4 is
 // 1.55x faster than the flat ring; the model with the flat ring on both
 // HCAs says 1.41x (within 25 %), and 4x8x4x4 lies within 5 % of the best of
@@ -349,6 +385,7 @@ int main(void) {
         cmocka_unit_test(test_peer_links),
         cmocka_unit_test(test_round_latency_and_round_ends),
         cmocka_unit_test(test_abci_128),
+        cmocka_unit_test(test_abci_two_channel_ring),
         cmocka_unit_test(test_abci_512),
         cmocka_unit_test(test_flexreduce_two_machines),
         cmocka_unit_test(test_rat_ring_and_trees),
