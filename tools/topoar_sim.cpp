@@ -62,6 +62,11 @@ const char* const kUsage =
     "  --gpu-nic-link L        network link per GPU; a node's up-link is L x its\n"
     "                          GPUs                                  [400Gbit,3us]\n"
     "  --gpu-overhead T        software overhead per message          [8us]\n"
+    "  --gpu-nics N            NICs per node shared by its GPUs, each of\n"
+    "                          --gpu-nic-link; a GPU's flows off the node cross\n"
+    "                          its own NIC (ABCI: 2 for 4 GPUs)   [0: one per GPU]\n"
+    "  --gpu-peer-link BW      direct links between two GPUs of a node, per\n"
+    "                          direction (an NVLink mesh, no switch)  [0: none]\n"
     "                          (--overhead, --reduce-bw, --mode, --segment and\n"
     "                          --eager, when given, override the device model)\n"
     "messages and algorithms:\n"
@@ -73,6 +78,9 @@ const char* const kUsage =
     "  --factors AxBxC         hierarchical ring factorization   [topology]\n"
     "  --search-hring          also try every hring factorization, report the best\n"
     "  --levels L              at most L factors in the search  [3]\n"
+    "  --top K                 the search reports the K best factorizations [1]\n"
+    "  --dims                  hring with --factors: time and bus bandwidth per\n"
+    "                          dimension (round by round model only)\n"
     "cost model (docs/cost-model.md):\n"
     "  --overhead T            software overhead per message    [1us]\n"
     "  --reduce-bw BW          reduction throughput per rank     [5GB/s]\n"
@@ -84,6 +92,11 @@ const char* const kUsage =
     "  --wire-efficiency F     payload share of link bandwidth   [1]\n"
     "                          (0.94: TCP over Ethernet)\n"
     "  --handshake-delay T     rendezvous answer behind data     [0]\n"
+    "  --round-latency T       rounds mode: each round of a rank costs T more on\n"
+    "                          its critical path (a step's launch or handshake;\n"
+    "                          NCCL ring step of s chunks: s x alpha)     [0]\n"
+    "  --chunk BYTES           the engine's chunk: calls above run as chunks of\n"
+    "                          this size, one after the other; 0 = none  [64M]\n"
     "  --exact-flows N         exact max-min up to N flows       [128]\n"
     "output:\n"
     "  --rules FILE            write the decision table to FILE as a rules file\n"
@@ -108,6 +121,8 @@ struct Options {
     std::vector<int> factors;
     bool search_hring = false;
     int levels = 3;
+    int top = 1;
+    bool dims = false;
     CostParams model;
     std::size_t pipeline = EngineConfig{}.pipeline_size;
     bool pipeline_given = false;  // else --mem cuda uses the device unit
@@ -121,6 +136,7 @@ struct Options {
     DeviceModel device;
     bool overhead_given = false, gamma_given = false, mode_given = false, segment_given = false,
          eager_given = false;
+    std::size_t chunk = EngineConfig{}.chunk_size;
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -243,6 +259,11 @@ Options parse(int argc, char** argv) {
             o.search_hring = true;
         } else if (a == "--levels") {
             o.levels = parse_int(val(), "--levels", 1);
+        } else if (a == "--top") {
+            o.top = parse_int(val(), "--top", 1);
+        } else if (a == "--dims") {
+            o.dims = true;
+            o.model.record_round_ends = true;
         } else if (a == "--mem") {
             std::string m = val();
             if (m == "cuda")
@@ -259,6 +280,10 @@ Options parse(int argc, char** argv) {
             if (!st) die("bad --gpu-nic-link '" + v + "': " + st.message());
         } else if (a == "--gpu-overhead") {
             check(parse_latency(val(), &o.device.overhead));
+        } else if (a == "--gpu-nics") {
+            o.device.nics = parse_int(val(), "--gpu-nics", 0);
+        } else if (a == "--gpu-peer-link") {
+            check(parse_bandwidth(val(), &o.device.peer_bandwidth));
         } else if (a == "--margin") {
             check(parse_fraction(val(), &o.margin));
         } else if (a == "--overhead") {
@@ -292,6 +317,10 @@ Options parse(int argc, char** argv) {
                 die("bad --wire-efficiency '" + v + "' (a fraction in (0, 1])");
         } else if (a == "--handshake-delay") {
             check(parse_latency(val(), &o.model.handshake_queue_delay));
+        } else if (a == "--round-latency") {
+            check(parse_latency(val(), &o.model.round_latency));
+        } else if (a == "--chunk") {
+            o.chunk = parse_bytes(val());
         } else if (a == "--exact-flows") {
             o.model.exact_flows = static_cast<std::size_t>(parse_int(val(), "--exact-flows", 1));
         } else if (a == "--default-table") {
@@ -325,6 +354,8 @@ Options parse(int argc, char** argv) {
         if (o.eager_given) m.eager_bytes = o.model.eager_bytes;
         m.wire_efficiency = o.model.wire_efficiency;
         m.handshake_queue_delay = o.model.handshake_queue_delay;
+        m.round_latency = o.model.round_latency;
+        m.record_round_ends = o.model.record_round_ends;
         m.exact_flows = o.model.exact_flows;
         o.model = m;
     }
@@ -344,7 +375,8 @@ Topology build_machine(const Options& o, const std::vector<std::vector<int>>& sh
             if (o.bisection > 0) {
                 bw = 0;
                 for (int g : shape[r])  // --mem cuda: the node's NICs for device data
-                    bw += o.cuda ? o.device.nic.bandwidth * g : o.node_link.bandwidth;
+                    bw += o.cuda ? o.device.nic.bandwidth * (o.device.nics > 0 ? std::min(o.device.nics, g) : g)
+                                 : o.node_link.bandwidth;
                 bw *= o.bisection;
             }
             parent = b.add(b.root(), Level::rack, "r" + std::to_string(r), Link{bw, o.rack_latency});
@@ -462,6 +494,43 @@ std::string lat_str(double s) {
     return fmt("%.4g ms", s * 1e3);
 }
 
+// Time and bus bandwidth of each dimension of a hierarchical ring with
+// factors f (hring paper, Tables II/III): dimension i is a ring of f[i]
+// ranks over bytes / (f[0]...f[i-1]); its reduce-scatter takes rounds
+// R(i)..R(i+1)-1 and its all-gather the mirror rounds at the end, R(i) =
+// sum of f[j] - 1 for j < i.  A rank's time in a dimension runs from the end
+// of its previous round (as a process timing its own call would see it);
+// the mean over ranks is reported.  Needs every rank's round ends of the
+// round-by-round replay (Prediction::rank_round_end), and every rank in
+// every round (true of the hierarchical ring).  Bus bandwidth
+// 2(f-1)/f * bytes_i / time_i, as the paper's tables.
+bool dims_of(const Result& r, const std::vector<int>& f, std::size_t bytes, std::vector<double>* secs,
+             std::vector<double>* busbw) {
+    std::vector<std::size_t> R(f.size() + 1, 0);
+    for (std::size_t i = 0; i < f.size(); ++i) R[i + 1] = R[i] + static_cast<std::size_t>(f[i] - 1);
+    const std::size_t total = 2 * R.back();
+    if (!r.ok || f.empty() || r.pred.rank_round_end.empty() || r.pred.time <= 0) return false;
+    for (const auto& e : r.pred.rank_round_end)
+        if (e.size() != total) return false;
+    const double scale = r.time / r.pred.time;  // the call's chunks
+    const double nranks = static_cast<double>(r.pred.rank_round_end.size());
+    double n = static_cast<double>(bytes);
+    secs->clear();
+    busbw->clear();
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        double t = 0;
+        for (const auto& e : r.pred.rank_round_end) {
+            auto end = [&](std::size_t k) { return k == 0 ? 0.0 : e[k - 1]; };
+            t += end(R[i + 1]) - end(R[i]) + end(total - R[i]) - end(total - R[i + 1]);
+        }
+        t = t / nranks * scale;
+        secs->push_back(t);
+        busbw->push_back(t > 0 ? 2.0 * (f[i] - 1) / f[i] * n / t : 0);
+        n /= f[i];
+    }
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -485,17 +554,23 @@ int main(int argc, char** argv) {
     }
     EngineConfig cfg;
     cfg.segment_size = o.model.segment_bytes;
+    cfg.chunk_size = o.chunk;
     cfg.pipeline_size = o.pipeline;
     cfg.num_trees = o.trees;
     cfg.hring_factors = o.factors;
+    cfg.gpu_model = o.device;  // --mem cuda: call_units takes the device pipelining unit from here
     PlanOptions popt = plan_options(cfg, o.elem);
 
     std::printf("topoar_sim: %s: %d ranks, %d nodes, %d racks%s\n", what.c_str(), p, shape.nodes, racks,
                 o.cuda ? ", device buffers (mem=cuda)" : "");
     if (o.cuda) {
-        std::printf("  device links: GPU %s %s, NIC %s %s per GPU", fmt("%.4g GB/s", o.device.gpu.bandwidth / 1e9).c_str(),
+        std::printf("  device links: GPU %s %s, NIC %s %s %s", fmt("%.4g GB/s", o.device.gpu.bandwidth / 1e9).c_str(),
                     lat_str(o.device.gpu.latency).c_str(), bw_str(o.device.nic.bandwidth).c_str(),
-                    lat_str(o.device.nic.latency).c_str());
+                    lat_str(o.device.nic.latency).c_str(),
+                    o.device.nics > 0 ? ("x " + std::to_string(o.device.nics) + " per node, shared by its GPUs").c_str()
+                                      : "per GPU");
+        if (o.device.peer_bandwidth > 0)
+            std::printf(", GPU pairs %s", fmt("%.4g GB/s", o.device.peer_bandwidth / 1e9).c_str());
         std::string nodes;
         for (int h : topo.nodes_at(Level::node))
             if (nodes.size() < 200)
@@ -526,6 +601,9 @@ int main(int argc, char** argv) {
                 o.model.segment_bytes ? format_size(o.model.segment_bytes).c_str() : "off",
                 o.pipeline ? format_size(o.pipeline).c_str() : "off", format_size(o.model.eager_bytes).c_str(),
                 o.model.wire_efficiency, lat_str(o.model.handshake_queue_delay).c_str(), o.elem);
+    if (o.model.round_latency > 0 || o.chunk != EngineConfig{}.chunk_size)
+        std::printf("  round latency %s, chunk %s\n", lat_str(o.model.round_latency).c_str(),
+                    o.chunk ? format_size(o.chunk).c_str() : "off");
 
     std::FILE* csv = nullptr;
     if (!o.csv_file.empty()) {
@@ -596,6 +674,24 @@ int main(int argc, char** argv) {
         std::printf("\n");
     }
 
+    // --dims: the hierarchical ring's dimensions.
+    if (o.dims && !o.factors.empty())
+        for (std::size_t a = 0; a < o.algs.size(); ++a) {
+            if (o.algs[a] != Algorithm::hring || skipped[a]) continue;
+            std::printf("\nhring %s per dimension (time | bus bandwidth GB/s):\n", format_hring_factors(o.factors).c_str());
+            for (std::size_t s = 0; s < o.sizes.size(); ++s) {
+                std::vector<double> t, bw;
+                std::printf("%8s", human_size(o.sizes[s]).c_str());
+                if (!dims_of(results[a][s], o.factors, o.sizes[s], &t, &bw)) {
+                    std::printf("  (needs --mode rounds and a plan with every rank in every round)\n");
+                    continue;
+                }
+                for (std::size_t i = 0; i < t.size(); ++i)
+                    std::printf("  dim %zu (%d): %s |%8.3f", i + 1, o.factors[i], time_str(t[i]).c_str(), bw[i] / 1e9);
+                std::printf("\n");
+            }
+        }
+
     // Decision table: ranges of sizes -> fastest algorithm.  A measured size
     // starts the range of its winner; the first range starts at 0 and the
     // last one is open.
@@ -640,16 +736,20 @@ int main(int argc, char** argv) {
         for (std::size_t s = 0; s < o.sizes.size(); ++s) {
             double best_t = 0;
             std::vector<int> best_f;
+            std::vector<std::pair<double, std::vector<int>>> ranked;  // --top
             for (const auto& f : facts) {
                 PlanOptions fo = popt;
                 fo.factors = f;
                 Result r = evaluate(topo, Algorithm::hring, o.sizes[s], o, cfg, fo);
                 if (!r.ok) continue;
+                ranked.emplace_back(r.time, f);
                 if (best_f.empty() || r.time < best_t) {
                     best_t = r.time;
                     best_f = f;
                 }
             }
+            std::stable_sort(ranked.begin(), ranked.end(),
+                             [](const auto& x, const auto& y) { return x.first < y.first; });
             std::string def = "-";
             for (std::size_t a = 0; a < o.algs.size(); ++a)
                 if (o.algs[a] == Algorithm::hring && results[a][s].ok) def = time_str(results[a][s].time);
@@ -660,6 +760,10 @@ int main(int argc, char** argv) {
             std::printf("%8s  %24s  %12s  %12.2f  %s\n", human_size(o.sizes[s]).c_str(),
                         format_hring_factors(best_f).c_str(), time_str(best_t).c_str(),
                         bus_bandwidth(p, static_cast<double>(o.sizes[s]), best_t) / 1e9, def.c_str());
+            for (std::size_t k = 1; k < ranked.size() && k < static_cast<std::size_t>(o.top); ++k)
+                std::printf("%8s  %24s  %12s  %12.2f  (#%zu)\n", "", format_hring_factors(ranked[k].second).c_str(),
+                            time_str(ranked[k].first).c_str(),
+                            bus_bandwidth(p, static_cast<double>(o.sizes[s]), ranked[k].first) / 1e9, k + 1);
             std::fflush(stdout);
         }
     }

@@ -110,6 +110,28 @@ struct CostParams {
     // predictions in seconds; docs/cost-model.md measures the error.
     std::size_t exact_flows = 128;
     double rate_quantum = 0;
+    // Rounds mode: time every round of a rank costs on its critical path,
+    // after its messages (the next round starts this much later): a
+    // synchronous launch or a step's handshake that data cannot overlap.  An
+    // NCCL ring step of s chunks, each behind the previous one's flag, costs
+    // s alpha this way (hierarchical ring paper IV-C: 2 s alpha (p - 1) per
+    // ring), where `overhead` (on arrival) hides behind a slower send.  0: none.
+    double round_latency = 0;
+    // Rounds mode: also record when every rank finished each of its rounds
+    // (Prediction::rank_round_end; memory: 8 bytes per rank and round).
+    bool record_round_ends = false;
+    // Device data (device_model.hpp), NICs shared by several GPUs: a node's
+    // up-link is this many NICs, an even share of it each, and a flow that
+    // leaves or enters the node crosses the NIC of its GPU (the node's ranks
+    // in tree order split evenly: of 4 GPUs and 2 NICs, GPUs 0-1 use NIC 0,
+    // 2-3 NIC 1), so one flow gets at most one NIC and two GPUs of one NIC
+    // share it.  0: the up-link is one pooled link (a flow may use all of it).
+    int node_nics = 0;
+    // Device data, GPUs joined by direct links without a switch (an NVLink
+    // mesh: V100 SXM2 pairs share 2 of a GPU's 6 links): a flow between two
+    // ranks of one node is also limited to this, per direction and pair.
+    // 0: no such limit (NVSwitch: a GPU's whole link reaches every peer).
+    double peer_bandwidth = 0;
 };
 
 struct Prediction {
@@ -133,6 +155,13 @@ struct Prediction {
     std::size_t events = 0;
     std::size_t rate_updates = 0;
     std::size_t steps = 0;               // dataflow: executor steps of all ranks
+    // Rounds mode: round_end[k] = when the last rank finished its k-th
+    // round (the phases of a plan whose ranks all take part in every round,
+    // as the hierarchical ring's: topoar_sim --dims).  Empty in dataflow mode.
+    std::vector<double> round_end;
+    // Rounds mode with CostParams::record_round_ends: rank_round_end[r][k] =
+    // when rank r finished its k-th round.
+    std::vector<std::vector<double>> rank_round_end;
 };
 
 // Predicts the run time of `plan` (a full plan: only_rank == -1) for

@@ -8,7 +8,7 @@
 namespace topoar {
 
 Status device_topology(const Topology& host, const DeviceModel& m, Topology* out) {
-    return device_topology(host, m.gpu, m.nic, out);
+    return device_topology(host, m.gpu, m.nic, m.nics, out);
 }
 
 CostParams device_cost_params(const DeviceModel& m) {
@@ -18,6 +18,8 @@ CostParams device_cost_params(const DeviceModel& m) {
     c.overhead = m.overhead;
     c.gamma = m.gamma;
     c.eager_bytes = m.eager_bytes;
+    c.node_nics = m.nics;
+    c.peer_bandwidth = m.peer_bandwidth;
     return c;
 }
 

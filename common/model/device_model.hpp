@@ -56,6 +56,14 @@ struct DeviceModel {
     // coll_topoar_gpu_pipeline_size: the planners' pipelining unit for
     // device buffers, bytes (0: none).
     std::size_t pipeline_bytes = default_gpu_pipeline_size();
+    // NICs per node shared by its GPUs, each of `nic` (ABCI: 2 EDR HCAs for
+    // 4 V100); every GPU's traffic off the node crosses its own NIC
+    // (CostParams::node_nics).  0: one NIC per GPU, pooled (DGX H100).
+    int nics = 0;
+    // Bandwidth of the direct links between two GPUs of a node, per
+    // direction (an NVLink mesh without NVSwitch; CostParams::peer_bandwidth).
+    // 0: a switch, any peer reachable at the GPU's whole link.
+    double peer_bandwidth = 0;
     // Not parameters (see the top of this file).
     double gamma = 1.0 / 741e9;
     std::size_t eager_bytes = std::size_t(4) << 20;

@@ -17,14 +17,16 @@ Network::Network(const Topology& topo, const CostParams& params) : topo_(topo), 
         double bw = n.up.bandwidth > 0 ? n.up.bandwidth : params_.unknown_bandwidth;
         if (bw > 0) cap_[2 * v] = cap_[2 * v + 1] = bw * params_.wire_efficiency;
     }
-    active_.assign(2 * nv, {});
-    link_bytes_.assign(2 * nv, 0);
-    link_stamp_.assign(2 * nv, 0);
-    dirty_stamp_.assign(2 * nv, 0);
-    rem_.assign(2 * nv, 0);
-    cnt_.assign(2 * nv, 0);
+    add_device_links();
+    const std::size_t nl = cap_.size();
+    active_.assign(nl, {});
+    link_bytes_.assign(nl, 0);
+    link_stamp_.assign(nl, 0);
+    dirty_stamp_.assign(nl, 0);
+    rem_.assign(nl, 0);
+    cnt_.assign(nl, 0);
     out_boxes_.assign(static_cast<std::size_t>(topo_.num_ranks()), {});
-    used_.assign(2 * nv, 0.0);
+    used_.assign(nl, 0.0);
     quantum_ = params_.rate_quantum;
     if (quantum_ == 0) {  // auto: a segment's time on the fastest link
         double fastest = 0;
@@ -32,6 +34,55 @@ Network::Network(const Topology& topo, const CostParams& params) : topo_(topo), 
             if (std::isfinite(c)) fastest = std::max(fastest, c);
         const double seg = static_cast<double>(params_.segment_bytes ? params_.segment_bytes : std::size_t(1) << 20);
         quantum_ = fastest > 0 ? seg / fastest : 0;
+    }
+}
+
+int Network::add_link_pair(double bandwidth) {
+    const int pair = static_cast<int>(cap_.size() / 2);
+    const double c = bandwidth * params_.wire_efficiency;
+    cap_.push_back(c);
+    cap_.push_back(c);
+    return pair;
+}
+
+// NICs shared by several GPUs and direct GPU pairs (CostParams::node_nics,
+// peer_bandwidth): extra links that a flow crosses besides the tree's.
+//
+//   node up-link (all NICs, for the byte counts)      a flow from GPU i of G
+//     NIC 0 (up, down)   NIC 1 ...  NIC k-1            leaves and enters
+//    GPUs 0..G/k-1       ...                           through NIC i*k/G
+//
+// A peer pair (i, j), i < j, is one pair of links: i -> j up, j -> i down.
+void Network::add_device_links() {
+    const std::size_t nv = static_cast<std::size_t>(topo_.num_nodes());
+    nic_base_.assign(nv, -1);
+    nic_count_.assign(nv, 0);
+    peer_base_.assign(nv, -1);
+    if (params_.node_nics <= 0 && !(params_.peer_bandwidth > 0)) return;
+    rank_node_.assign(static_cast<std::size_t>(topo_.num_ranks()), -1);
+    rank_local_.assign(static_cast<std::size_t>(topo_.num_ranks()), 0);
+    for (int v : topo_.nodes_at(Level::node)) {
+        const std::vector<int> ranks = topo_.ranks_in_tree_order(v);
+        const int g = static_cast<int>(ranks.size());
+        for (int i = 0; i < g; ++i) {
+            rank_node_[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])] = v;
+            rank_local_[static_cast<std::size_t>(ranks[static_cast<std::size_t>(i)])] = i;
+        }
+        const TopoNode& n = topo_.node(v);
+        const double up = n.up.bandwidth > 0 ? n.up.bandwidth : params_.unknown_bandwidth;
+        if (params_.node_nics > 0 && n.parent >= 0 && up > 0 && g > 0) {
+            const int k = std::min(params_.node_nics, g);
+            nic_count_[static_cast<std::size_t>(v)] = k;
+            for (int j = 0; j < k; ++j) {
+                const int pair = add_link_pair(up / k);
+                if (j == 0) nic_base_[static_cast<std::size_t>(v)] = pair;
+            }
+        }
+        if (params_.peer_bandwidth > 0 && g > 1)
+            for (int j = 0; j < g * g; ++j) {
+                const int pair = add_link_pair(params_.peer_bandwidth);
+                if (j == 0) peer_base_[static_cast<std::size_t>(v)] = pair;
+            }
     }
 }
 
@@ -80,6 +131,25 @@ int Network::box_of(int src, int dst) {
     b.path.insert(b.path.end(), down.rbegin(), down.rend());
     for (int l : b.path)
         if (std::isfinite(cap_[static_cast<std::size_t>(l)])) b.links.push_back(l);
+    if (!rank_node_.empty()) {  // device data: the NICs of both GPUs, or the pair's own links
+        const std::size_t s = static_cast<std::size_t>(src), d = static_cast<std::size_t>(dst);
+        const int vs = rank_node_[s], vd = rank_node_[d];
+        if (vs >= 0 && vs == vd) {
+            const int base = peer_base_[static_cast<std::size_t>(vs)];
+            if (base >= 0) {
+                const int g = topo_.num_ranks_under(vs), i = rank_local_[s], j = rank_local_[d];
+                b.links.push_back(2 * (base + std::min(i, j) * g + std::max(i, j)) + (i < j ? 0 : 1));
+            }
+        } else {
+            auto nic = [&](int v, std::size_t r, int dir) {
+                if (v < 0 || nic_base_[static_cast<std::size_t>(v)] < 0) return;
+                const int k = nic_count_[static_cast<std::size_t>(v)], g = topo_.num_ranks_under(v);
+                b.links.push_back(2 * (nic_base_[static_cast<std::size_t>(v)] + rank_local_[r] * k / g) + dir);
+            };
+            nic(vs, s, 0);
+            nic(vd, d, 1);
+        }
+    }
     b.latency = lat;
     int id = static_cast<int>(boxes_.size());
     boxes_.push_back(std::move(b));

@@ -119,7 +119,17 @@ private:
     CostParams params_;
     NetworkClient* client_ = nullptr;
 
-    std::vector<double> cap_;                  // per link (2 * vertex + down)
+    // The extra links of device data (CostParams::node_nics, peer_bandwidth):
+    // pairs of links (up, down) numbered from 2 * vertices on.
+    void add_device_links();
+    int add_link_pair(double bandwidth);
+    // The node's vertex of a rank and its index among the node's ranks.
+    std::vector<int> rank_node_, rank_local_;
+    std::vector<int> nic_base_;   // per vertex: first NIC pair, -1 if none
+    std::vector<int> nic_count_;  // per vertex: NICs
+    std::vector<int> peer_base_;  // per vertex: first peer pair (G x G), -1 if none
+
+    std::vector<double> cap_;                  // per link (2 * vertex + down; then the extra pairs)
     std::vector<std::vector<int>> active_;     // flows on each link
     std::vector<double> link_bytes_;
     std::vector<std::uint32_t> link_stamp_, dirty_stamp_;

@@ -236,7 +236,7 @@ void RoundsReplay::check_progress(int r) {
         s.cpu = std::max(s.cpu, sl.arrived) + (sl.reduce ? params_.gamma * sl.bytes : 0.0);
     }
     if (s.next_slot < s.slots.size() || s.sends_left > 0) return;
-    double end = std::max(s.cpu, s.last_send_done) + params_.gamma * s.deferred_bytes;
+    double end = std::max(s.cpu, s.last_send_done) + params_.gamma * s.deferred_bytes + params_.round_latency;
     s.ending = true;
     net_.push(end, kRoundEnd, static_cast<std::uint32_t>(r));
 }
@@ -267,6 +267,12 @@ Status RoundsReplay::run(Prediction* out) {
                 ++events_;
                 RankState& s = ranks_[e.id];
                 out->rank_time[e.id] = now;
+                if (out->round_end.size() <= s.round) out->round_end.resize(s.round + 1, 0.0);
+                out->round_end[s.round] = std::max(out->round_end[s.round], now);
+                if (params_.record_round_ends) {
+                    if (out->rank_round_end.size() < ranks_.size()) out->rank_round_end.resize(ranks_.size());
+                    out->rank_round_end[e.id].push_back(now);
+                }
                 if (++s.round < plan_.ranks[e.id].rounds.size())
                     start_round(id, now);
                 else

@@ -1,6 +1,7 @@
 // The device-data variant of a topology (device_topology.hpp).
 #include "topology/device_topology.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/units.hpp"
@@ -33,7 +34,7 @@ bool usable(const Link& l) { return l.bandwidth > 0 && std::isfinite(l.bandwidth
 
 // Copies the subtree of `host` at vertex `v` under builder vertex `parent`,
 // with the device links.
-void copy(const Topology& host, int v, TopologyBuilder* b, int parent, const Link& gpu, const Link& nic) {
+void copy(const Topology& host, int v, TopologyBuilder* b, int parent, const Link& gpu, const Link& nic, int nics) {
     const TopoNode& n = host.node(v);
     int here = parent;
     switch (n.level) {
@@ -46,24 +47,30 @@ void copy(const Topology& host, int v, TopologyBuilder* b, int parent, const Lin
         break;  // its ranks hang off the node
     case Level::node:
         here = b->add(parent, Level::node, n.name,
-                      Link{nic.bandwidth * host.num_ranks_under(v), nic.latency});
+                      Link{nic.bandwidth * (nics > 0 ? std::min(nics, host.num_ranks_under(v)) : host.num_ranks_under(v)),
+                           nic.latency});
         break;
     case Level::rack:
     case Level::spine:
         here = b->add(parent, n.level, n.name, n.up);
         break;
     }
-    for (int c : n.children) copy(host, c, b, here, gpu, nic);
+    for (int c : n.children) copy(host, c, b, here, gpu, nic, nics);
 }
 
 }  // namespace
 
 Status device_topology(const Topology& host, const Link& gpu, const Link& nic_per_gpu, Topology* out) {
+    return device_topology(host, gpu, nic_per_gpu, 0, out);
+}
+
+Status device_topology(const Topology& host, const Link& gpu, const Link& nic_per_gpu, int nics, Topology* out) {
+    if (nics < 0) return Status::invalid("device topology: NICs per node must be 0 (one per GPU) or more");
     if (host.empty()) return Status::invalid("device topology: empty host topology");
     if (!usable(gpu)) return Status::invalid("device topology: the GPU link needs a positive bandwidth");
     if (!usable(nic_per_gpu)) return Status::invalid("device topology: the NIC link needs a positive bandwidth");
     TopologyBuilder b;
-    copy(host, host.root(), &b, b.root(), gpu, nic_per_gpu);
+    copy(host, host.root(), &b, b.root(), gpu, nic_per_gpu, nics);
     return b.build(out);
 }
 

@@ -64,5 +64,10 @@ Status parse_gpu_link_class(const std::string& text, Link* link);
 // hosts (ranks under the root) gets `gpu` on every rank.  Bandwidths must be
 // positive.
 Status device_topology(const Topology& host, const Link& gpu, const Link& nic_per_gpu, Topology* out);
+// The same with NICs shared by the GPUs: a node has nics NICs of `nic`
+// each (at most one per GPU), so its up-link is nic x min(nics, GPUs); 0
+// is one NIC per GPU (the function above).  The cost model's node_nics
+// (cost_model.hpp) puts each GPU's flows on its NIC.
+Status device_topology(const Topology& host, const Link& gpu, const Link& nic, int nics, Topology* out);
 
 }  // namespace topoar

@@ -1,0 +1,394 @@
+// Unit tests of what the cost model gained to describe the papers' machines
+// (docs/cost-model.md, "The papers"): NICs shared by several GPUs
+// (CostParams::node_nics), direct GPU pairs (peer_bandwidth), a round's
+// latency on the critical path (round_latency), the round ends a prediction
+// reports (round_end, rank_round_end); and the paper cases that
+// tests/bench/papers.py prints, pinned where the model meets the papers:
+// ABCI (hierarchical-ring paper V, fixtures abci-*.topo), FlexReduce on two
+// machines, RAT's ring against its trees.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/cost_model.hpp"
+#include "model/device_model.hpp"
+#include "planners/planner_hring.hpp"
+#include "planners/planners.hpp"
+#include "topology/device_topology.hpp"
+
+// cmocka last: its macros (fail, ...) clash with the C++ headers.
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+}
+
+#include "cluster_fixtures.hpp"
+
+using namespace topoar;
+using namespace topoar_test;
+
+namespace {
+
+// Exact closed forms: rounds, no reduction cost, whole operations.
+CostParams exact() {
+    CostParams c;
+    c.mode = CostMode::rounds;
+    c.overhead = 0;
+    c.gamma = 0;
+    c.segment_bytes = 0;
+    c.eager_bytes = std::size_t(1) << 40;
+    return c;
+}
+
+Prediction run(const Topology& topo, const Plan& plan, std::size_t elem, const CostParams& c) {
+    Prediction p;
+    Status s = predict(topo, plan, elem, c, &p);
+    if (!s) fail_msg("predict: %s", s.message().c_str());
+    return p;
+}
+
+void expect_near(double got, double want, double rel, const char* what) {
+    if (!(std::fabs(got - want) <= rel * std::fabs(want)))
+        fail_msg("%s: predicted %.9g, expected %.9g (off by %.3f%%, allowed %.2f%%)", what, got, want,
+                 100.0 * (got - want) / want, 100.0 * rel);
+}
+
+Topology fixture(const char* name) {
+    Topology t;
+    Status s = Topology::from_file(std::string(TOPOAR_TOPOLOGIES) + "/" + name, &t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
+Topology device(const Topology& host, const DeviceModel& m) {
+    Topology t;
+    Status s = device_topology(host, m, &t);
+    if (!s) fail_msg("device_topology: %s", s.message().c_str());
+    return t;
+}
+
+// Messages of n bytes, all in round 0: (src, dst) pairs.
+Plan transfers(int nranks, std::size_t n, const std::vector<std::pair<int, int>>& pairs) {
+    PlanBuilder b(Algorithm::ring, nranks, n * pairs.size());
+    std::size_t off = 0;
+    for (const auto& pr : pairs) {
+        b.transfer(0, pr.first, pr.second, off, n, OpKind::recv_copy);
+        off += n;
+    }
+    return b.finish();
+}
+
+// ABCI as tests/bench/papers.py describes it (hierarchical-ring paper V-B-1
+// and IV-D): alpha 4.80 us charged s = 2 times per ring step, one HCA of
+// 9301.19 MB/s per two GPUs, the 4-GPU ring at 12 x B_IB; reductions free
+// (the paper hides them by pipelining).
+const double kBIB = 9301.19e6, kAlpha = 4.8e-6;
+DeviceModel abci_model(bool lanes) {
+    DeviceModel m;
+    m.gpu = Link{12 * kBIB, 0};
+    m.nic = Link{lanes ? kBIB : kBIB / 2, 0};
+    m.nics = lanes ? 2 : 0;
+    m.overhead = 0;
+    return m;
+}
+CostParams abci_params(const DeviceModel& m) {
+    CostParams c = device_cost_params(m);
+    c.round_latency = 2 * kAlpha;
+    c.gamma = 0;
+    return c;
+}
+const std::size_t kAbciBytes = std::size_t(128) << 20;
+
+double hring_time(const Topology& dev, const std::vector<int>& f, const CostParams& c, Prediction* out = nullptr) {
+    Plan plan;
+    Status s = plan_hring_factors(dev.num_ranks(), f, kAbciBytes / 4, -1, PlanOptions{}, &plan,
+                                  dev.ranks_in_tree_order(dev.root()));
+    if (!s) fail_msg("%s", s.message().c_str());
+    Prediction p = run(dev, plan, 4, c);
+    if (out) *out = p;
+    return p.time;
+}
+
+double ring_time(const Topology& dev, const CostParams& c) {
+    return run(dev, plan_ring(dev.num_ranks(), kAbciBytes / 4, -1, {}), 4, c).time;
+}
+
+}  // namespace
+
+// A node of 4 GPUs with 2 NICs: GPUs 0-1 use NIC 0, 2-3 NIC 1, one flow
+// gets one NIC, two flows of GPUs of one NIC share it; pooled (node_nics 0)
+// one flow gets the whole up-link.
+static void test_nic_lanes(void** state) {
+    (void)state;
+    const double nic = 10e9;
+    DeviceModel m;
+    m.gpu = Link{1e15, 0};
+    m.nic = Link{nic, 0};
+    m.nics = 2;
+    const Topology host = hosts({4, 4}, {1e9, 0}, {1e9, 0});
+    const Topology dev = device(host, m);
+    expect_near(dev.node(dev.nodes_at(Level::node)[0]).up.bandwidth, 2 * nic, 1e-12, "node up-link = 2 NICs");
+    CostParams c = exact();
+    c.node_nics = 2;
+    const std::size_t n = 1 << 24;
+    const double t1 = static_cast<double>(n) / nic;
+    expect_near(run(dev, transfers(8, n, {{3, 4}}), 1, c).time, t1, 1e-9, "one flow: one NIC");
+    expect_near(run(dev, transfers(8, n, {{0, 4}, {1, 6}}), 1, c).time, 2 * t1, 1e-9, "GPUs 0, 1 share NIC 0");
+    expect_near(run(dev, transfers(8, n, {{0, 4}, {2, 6}}), 1, c).time, t1, 1e-9, "GPUs 0, 2: a NIC each");
+    expect_near(run(dev, transfers(8, n, {{0, 4}, {2, 5}}), 1, c).time, 2 * t1, 1e-9, "GPUs 4, 5 share NIC 0 in");
+    c.node_nics = 0;
+    expect_near(run(dev, transfers(8, n, {{3, 4}}), 1, c).time, t1 / 2, 1e-9, "pooled: one flow, both NICs");
+    // Intra-node flows never touch the NICs.
+    c.node_nics = 2;
+    expect_near(run(dev, transfers(8, n, {{0, 1}, {2, 3}}), 1, c).time, static_cast<double>(n) / 1e15, 1e-6,
+                "intra-node");
+    // More NICs than GPUs: one per GPU.
+    m.nics = 8;
+    expect_near(device(host, m).node(dev.nodes_at(Level::node)[0]).up.bandwidth, 4 * nic, 1e-12, "at most 1 per GPU");
+    // Bad values are refused.
+    Topology out;
+    assert_false(device_topology(host, m.gpu, m.nic, -1, &out).is_ok());
+    Prediction p;
+    c.node_nics = -1;
+    assert_false(predict(dev, transfers(8, n, {{3, 4}}), 1, c, &p).is_ok());
+}
+
+// GPU pairs of an NVLink mesh: a flow is limited to its pair's links, two
+// flows to different peers are not; without them the GPU's link is shared.
+static void test_peer_links(void** state) {
+    (void)state;
+    const double gpu = 100e9, pair = 30e9;
+    const Topology t = hosts({4}, {1e9, 0}, {gpu, 0});
+    CostParams c = exact();
+    const std::size_t n = 1 << 24;
+    const double nn = static_cast<double>(n);
+    expect_near(run(t, transfers(4, n, {{0, 1}, {0, 2}}), 1, c).time, 2 * nn / gpu, 1e-9, "switch: GPU link shared");
+    c.peer_bandwidth = pair;
+    expect_near(run(t, transfers(4, n, {{0, 1}}), 1, c).time, nn / pair, 1e-9, "one pair");
+    expect_near(run(t, transfers(4, n, {{0, 1}, {0, 2}}), 1, c).time, nn / pair, 1e-9, "two peers at once");
+    expect_near(run(t, transfers(4, n, {{0, 1}, {1, 0}}), 1, c).time, nn / pair, 1e-9, "both directions");
+    // Three peers at once on a 60 GB/s GPU link: 20 GB/s each, under the pairs' 30.
+    const Topology t60 = hosts({4}, {1e9, 0}, {60e9, 0});
+    expect_near(run(t60, transfers(4, n, {{0, 1}, {0, 2}, {0, 3}, {1, 2}}), 1, c).time, 3 * nn / 60e9, 1e-9,
+                "three peers: the GPU's link binds");
+}
+
+// A round's latency lies on the critical path: a flat ring of P hosts takes
+// 2 (P - 1) (L + n / (P w)), the hierarchical-ring paper's T_i,all with
+// L = s alpha; the round ends and every rank's round ends are reported.
+static void test_round_latency_and_round_ends(void** state) {
+    (void)state;
+    const double w = 1e9, L = 20e-6;
+    int checked = 0;
+    for (int p : {2, 5, 16}) {
+        ++checked;
+        const Topology t = hosts(std::vector<int>(static_cast<std::size_t>(p), 1), {w, 0}, {1e15, 0});
+        const std::size_t count = static_cast<std::size_t>(p) * 4096;
+        const Plan plan = plan_ring(p, count, -1, {});
+        CostParams c = exact();
+        c.round_latency = L;
+        c.record_round_ends = true;
+        const Prediction pr = run(t, plan, 8, c);
+        const double want = 2.0 * (p - 1) * (L + 8.0 * count / (p * w));
+        expect_near(pr.time, want, 1e-9, "ring with round latency");
+        assert_int_equal(pr.round_end.size(), 2 * (p - 1));
+        expect_near(pr.round_end.back(), pr.time, 1e-12, "last round end");
+        expect_near(pr.round_end[0], L + 8.0 * count / (p * w), 1e-9, "first round end");
+        assert_int_equal(pr.rank_round_end.size(), p);
+        for (const auto& e : pr.rank_round_end) assert_int_equal(e.size(), 2 * (p - 1));
+        c.record_round_ends = false;
+        assert_true(run(t, plan, 8, c).rank_round_end.empty());
+    }
+    assert_int_equal(checked, 3);
+    Prediction p;
+    CostParams c = exact();
+    c.round_latency = -1;
+    const Topology t = hosts({1, 1}, {w, 0}, {1e15, 0});
+    assert_false(predict(t, plan_ring(2, 16, -1, {}), 8, c, &p).is_ok());
+}
+
+// ABCI (abci-128.topo, the hierarchical-ring paper's constants): the
+// device topology has 2 HCAs per node; topoar's flat ring crosses one HCA
+// each way per node (B_IB, measured 11.5 GB/s); 4x8x4 is the paper's
+// closed form (IV-C) with B_IB / 2 per GPU across nodes, its second
+// dimension's bus bandwidth B_IB / 2 (measured 4648 MB/s), and hring
+// beats the flat ring.
+static void test_abci_128(void** state) {
+    (void)state;
+    const Topology host = fixture("abci-128.topo");
+    assert_int_equal(host.num_ranks(), 128);
+    const DeviceModel lanes = abci_model(true);
+    const Topology dev = device(host, lanes);
+    expect_near(dev.node(dev.nodes_at(Level::node)[0]).up.bandwidth, 2 * kBIB, 1e-9, "2 HCAs per node");
+    const CostParams c = abci_params(lanes);
+    const double n = static_cast<double>(kAbciBytes), L = 2 * kAlpha;
+    // Flat ring: 2 (P - 1) (s alpha + n / (P B_IB)).
+    expect_near(ring_time(dev, c), 2 * 127 * (L + n / (128 * kBIB)), 0.005, "flat ring, one HCA per hop");
+    // Paper IV-C: sum over layers of 2 (p_i - 1) (s alpha + n_i / (p_i w_i)).
+    Prediction pr;
+    CostParams cr = c;
+    cr.record_round_ends = true;
+    const double t = hring_time(dev, {4, 8, 4}, cr, &pr);
+    const double want = 2 * 3 * (L + n / 4 / (12 * kBIB)) + 2 * 7 * (L + n / 4 / 8 / (kBIB / 2)) +
+                        2 * 3 * (L + n / 32 / 4 / (kBIB / 2));
+    expect_near(t, want, 0.02, "4x8x4 vs the paper's closed form");
+    // Dimension 2: rounds 3..9 and their mirror, rank 0's time.
+    const auto& e = pr.rank_round_end[0];
+    assert_int_equal(e.size(), 26);
+    const double t2 = (e[9] - e[2]) + (e[22] - e[15]);
+    expect_near(2.0 * 7 / 8 * (n / 4) / t2, kBIB / 2, 0.03, "4x8x4 dim 2 bus bandwidth = B_IB / 2");
+    // Pooled NICs give the flat ring both HCAs (the paper's Eq. 2): about
+    // twice as fast; hring's 4x8x4 does not change (every GPU sends).
+    const DeviceModel pooled = abci_model(false);
+    const Topology devp = device(host, pooled);
+    const CostParams cp = abci_params(pooled);
+    expect_near(ring_time(devp, cp), 2 * 127 * (L + n / (128 * 2 * kBIB)), 0.005, "flat ring, both HCAs");
+    expect_near(hring_time(devp, {4, 8, 4}, cp), t, 0.01, "4x8x4 pooled = lanes");
+    assert_true(t < ring_time(devp, cp));
+    // Factorizations that start with the node's 4 GPUs beat those whose
+    // first ring crosses nodes (one flow per node: one HCA).  Rabenseifner
+    // (2 x ... x 2) is not among them: the model, like the paper's, rates it
+    // with the best (docs/cost-model.md: Fig. 5 is what it lacks).
+    const double worst4 = std::max({t, hring_time(dev, {4, 32}, c), hring_time(dev, {4, 4, 8}, c)});
+    int checked = 0;
+    for (const std::vector<int>& f : {std::vector<int>{8, 16}, {8, 4, 4}, {128}}) {
+        const double tf = hring_time(dev, f, c);
+        if (!(worst4 < tf)) fail_msg("%s %.3f ms, slower than the 4x factorizations' %.3f ms",
+                                     format_hring_factors(f).c_str(), tf * 1e3, worst4 * 1e3);
+        ++checked;
+    }
+    assert_int_equal(checked, 3);
+    expect_near(hring_time(dev, {2, 2, 2, 2, 2, 2, 2}, c), t, 0.05, "Rabenseifner rated with 4x8x4");
+}
+
+// NCCL's flat ring with one channel per HCA: two rings in opposite
+// directions over the two halves of the vector.  On NIC lanes each HCA
+// carries one flow each way, which is what the pooled up-link gives one
+// ring (the paper's Eq. 2; papers.py's "ring on both HCAs").
+static void test_abci_two_channel_ring(void** state) {
+    (void)state;
+    const Topology host = fixture("abci-128.topo");
+    const DeviceModel lanes = abci_model(true), pooled = abci_model(false);
+    const Topology dev = device(host, lanes);
+    const int p = dev.num_ranks();
+    const std::size_t count = kAbciBytes / 4, half = count / 2;
+    PlanBuilder b(Algorithm::ring, p, count);
+    for (int ch = 0; ch < 2; ++ch) {
+        auto at = [&](int pos) {
+            const int q = ((pos % p) + p) % p;
+            return ch == 0 ? q : p - 1 - q;
+        };
+        auto chunk = [&](int c) {
+            Range r = split_range(half, static_cast<std::size_t>(p), static_cast<std::size_t>(((c % p) + p) % p));
+            r.offset += static_cast<std::size_t>(ch) * half;
+            return r;
+        };
+        for (int st = 0; st < p - 1; ++st)
+            for (int i = 0; i < p; ++i) {
+                const Range r = chunk(i - st - 1);
+                b.transfer(st, at(i), at(i + 1), r.offset, r.count, OpKind::recv_reduce);
+                const Range g = chunk(i - st);
+                b.transfer(p - 1 + st, at(i), at(i + 1), g.offset, g.count, OpKind::recv_copy);
+            }
+    }
+    const double two = run(dev, b.finish(), 4, abci_params(lanes)).time;
+    const double one = ring_time(device(host, pooled), abci_params(pooled));
+    expect_near(two, one, 0.01, "two channels on lanes = one ring on both HCAs");
+    assert_true(two < 0.6 * ring_time(dev, abci_params(lanes)));
+}
+
+// ABCI at 512 processes (4 racks, 1/3 bisection): the paper's 4x8x4x4 is
+// 1.55x faster than the flat ring; the model with the flat ring on both
+// HCAs says 1.41x (within 25 %), and 4x8x4x4 lies within 5 % of the best of
+// a few factorizations.
+static void test_abci_512(void** state) {
+    (void)state;
+    const Topology host = fixture("abci-512.topo");
+    assert_int_equal(host.num_ranks(), 512);
+    assert_int_equal(host.nodes_at(Level::rack).size(), 4);
+    const DeviceModel lanes = abci_model(true), pooled = abci_model(false);
+    const Topology dev = device(host, lanes), devp = device(host, pooled);
+    const double best = hring_time(dev, {4, 8, 4, 4}, abci_params(lanes));
+    const double speedup = ring_time(devp, abci_params(pooled)) / best;
+    if (!(speedup > 1.55 * 0.75 && speedup < 1.55 * 1.25)) fail_msg("512: speedup %.3f, paper 1.55", speedup);
+    double fastest = best;
+    int checked = 0;
+    for (const std::vector<int>& f : {std::vector<int>{4, 2, 4, 16}, {4, 8, 16}, {4, 128}, {4, 8, 8, 2}}) {
+        fastest = std::min(fastest, hring_time(dev, f, abci_params(lanes)));
+        ++checked;
+    }
+    assert_int_equal(checked, 4);
+    if (!(best <= fastest * 1.05)) fail_msg("512: 4x8x4x4 %.3f ms, fastest %.3f ms", best * 1e3, fastest * 1e3);
+}
+
+// FlexReduce V-A on two machines: ring / FlexReduce = 2 (P - 1) / P when
+// the Ethernet is the bottleneck (Eq. 6: each machine's link carries n),
+// the paper's 32-42 % saving for 4-8 learners.  10 Gbit/s Ethernet and
+// 12 GB/s PCIe are assumptions (the paper names neither).
+static void test_flexreduce_two_machines(void** state) {
+    (void)state;
+    DeviceModel m;
+    m.gpu = Link{12e9, 2e-6};
+    m.nic = Link{1.25e9, 5e-6};
+    m.nics = 1;
+    int checked = 0;
+    for (const std::vector<int>& shape : {std::vector<int>{2, 2}, {3, 2}, {4, 4}}) {
+        const Topology dev = device(hosts(shape, {1e9, 0}, {1e9, 0}), m);
+        const int p = dev.num_ranks();
+        const std::size_t count = 120000000;
+        const CostParams c = device_cost_params(m);
+        Plan ring, flex;
+        PlanOptions o;
+        o.pipeline_elems = m.pipeline_bytes / 4;
+        assert_true(make_plan(Algorithm::ring, dev, count, -1, o, &ring).is_ok());
+        assert_true(make_plan(Algorithm::flexreduce, dev, count, -1, o, &flex).is_ok());
+        const double ratio = run(dev, ring, 4, c).time / run(dev, flex, 4, c).time;
+        expect_near(ratio, 2.0 * (p - 1) / p, 0.04, "ring / flexreduce on two machines");
+        ++checked;
+    }
+    assert_int_equal(checked, 3);
+}
+
+// RAT 4.2 (4 racks, 2 x 40G per leaf, 40G hosts, 97 MB): ring and RAT's
+// trees within 10 % of each other in the model (the paper expects them on
+// par; its NS3 ring was 16 % slower).
+static void test_rat_ring_and_trees(void** state) {
+    (void)state;
+    const int w = 8;
+    TopologyBuilder b;
+    int next = 0;
+    for (int r = 0; r < 4; ++r) {
+        const int rack = b.add(b.root(), Level::rack, "r" + std::to_string(r), Link{10e9, 1e-6});
+        for (int n = 0; n < w; ++n) {
+            const int h = b.add(rack, Level::node, "n" + std::to_string(r * w + n), Link{5e9, 1e-6});
+            b.add_rank(h, next++, Link{10e9, 0.3e-6});
+        }
+    }
+    Topology t;
+    assert_true(b.build(&t).is_ok());
+    const std::size_t count = 97000000 / 4;
+    CostParams c;  // the host model's defaults (dataflow)
+    Plan ring, tree;
+    PlanOptions o;
+    o.pipeline_elems = 8192;
+    assert_true(make_plan(Algorithm::ring, t, count, -1, o, &ring).is_ok());
+    assert_true(make_plan(Algorithm::tree, t, count, -1, o, &tree).is_ok());
+    const double ratio = run(t, ring, 4, c).time / run(t, tree, 4, c).time;
+    if (!(ratio > 0.9 && ratio < 1.1)) fail_msg("ring / tree %.3f", ratio);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nic_lanes),
+        cmocka_unit_test(test_peer_links),
+        cmocka_unit_test(test_round_latency_and_round_ends),
+        cmocka_unit_test(test_abci_128),
+        cmocka_unit_test(test_abci_two_channel_ring),
+        cmocka_unit_test(test_abci_512),
+        cmocka_unit_test(test_flexreduce_two_machines),
+        cmocka_unit_test(test_rat_ring_and_trees),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
