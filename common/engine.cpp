@@ -45,9 +45,9 @@ EngineConfig::EngineConfig() {
     }
 }
 
-const char* const Engine::kHandDownReason = "auto on a single-node communicator: the previous module is used";
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
 static const char* const kTrialWon = "small-message trial: the previous module was measured fastest for this size";
+static const char* const kNoHostComms = "its per-host NCCL communicator could not be made";
 
 namespace {
 
@@ -368,7 +368,7 @@ std::string Engine::take_notice() {
 }
 
 Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo& io) {
-    if (!cfg_.adapt || ranks_.empty() || call.hand_down || call.plan == nullptr) return Status::ok();
+    if (!cfg_.adapt || ranks_.empty() || !runs_on_host(call.route) || call.plan == nullptr) return Status::ok();
     const double predicted = predicted_seconds(call);
     if (probe_debug() && rank_ == 0 && predicted <= 0)
         std::fprintf(stderr, "adapt: no prediction for %zu bytes\n", call.count * call.elem_size);
@@ -493,7 +493,8 @@ Decision Engine::decide(std::size_t bytes, MemType mem) const {
     // shared-memory algorithms); device buffers cannot go there unstaged:
     // within one host they get NCCL's own allreduce (its NVLink/PCIe rings
     // and trees are what a topology plan would build there).
-    if (ready_ && shape_.nodes <= 1 && mem == MemType::host && cfg_.single_node_fallback) {
+    if (ready_ && shape_.nodes <= 1 && mem == MemType::host &&
+        one_host_hands_down(cfg_.algorithm, cfg_.single_node_fallback)) {
         d.origin = Origin::hand_down;
         return d;
     }
@@ -599,7 +600,8 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
     return Status::ok();
 }
 
-Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call) {
+Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
+                       const PairCaps& pair) {
     *call = PreparedCall{};
     if (!ready_) return Status::internal("allreduce before setup");
     if (elem_size == 0) return Status::invalid("element size 0");
@@ -618,8 +620,8 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     call->origin = d.origin;
     call->rule = d.rule;
     if (d.origin == Origin::hand_down) {
-        call->hand_down = true;
-        call->why = kHandDownReason;
+        call->route = Route::hand_down;
+        call->why = kOneHostHandDownReason;
         return Status::ok();
     }
     // auto's own choice for a small host call across hosts (not a rule's,
@@ -633,10 +635,11 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         call->trial = trials_.next(count * elem_size, who, d.algorithm == Algorithm::leader ? 2 : 3);
         if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
         if (call->trial.who.hand_down) {
-            call->hand_down = true;
+            call->route = call->trial.decided ? Route::hand_down : Route::contest_down;
             call->why = call->trial.decided ? kTrialWon : kTrialTurn;
             return Status::ok();
         }
+        if (!call->trial.decided) call->route = Route::contest_host;
         d.algorithm = call->trial.who.algorithm;
     }
     Algorithm alg = d.algorithm;
@@ -656,14 +659,26 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         alg = builtin_choice(count * elem_size);
     }
     call->plan_algorithm = alg;
+    // The route: host calls run here or were handed down above; device
+    // calls by what the glue can do with them (decide/route.hpp).  A staged
+    // device call runs on the host: it plans for host memory.
+    if (mem == MemType::host) {
+        if (call->route == Route::none) call->route = Route::host;
+    } else {
+        call->route = device_route(call->algorithm, true, device_caps_, pair);
+        if (call->algorithm == Algorithm::nccl_hier && call->route != Route::nccl_hier && !device_caps_.host_comms &&
+            device_route(call->algorithm, true, DeviceCaps{device_caps_.nccl, true}, pair) == Route::nccl_hier)
+            call->why = kNoHostComms;
+    }
+    const MemType plan_mem = call->route == Route::staged ? MemType::host : mem;
     if (count == 0 || size_ == 1) return Status::ok();
-    const CallUnits u = call_units(cfg_, count, elem_size, mem, cfg_.segment_size, shape_.nodes);
+    const CallUnits u = call_units(cfg_, count, elem_size, plan_mem, cfg_.segment_size, shape_.nodes);
     const std::size_t chunk = u.chunk_count, tail = count % chunk, pipeline = u.pipeline_bytes;
     if (!d.has_segment) segment = u.segment_bytes;  // a rule's segment size is kept as written
     auto plans = [&](Algorithm a, std::size_t seg) {
         call->plan = call->tail_plan = nullptr;
-        TOPOAR_TRY(plan_for(a, chunk, elem_size, seg, pipeline, mem, &call->plan));
-        if (tail) TOPOAR_TRY(plan_for(a, tail, elem_size, seg, pipeline, mem, &call->tail_plan));
+        TOPOAR_TRY(plan_for(a, chunk, elem_size, seg, pipeline, plan_mem, &call->plan));
+        if (tail) TOPOAR_TRY(plan_for(a, tail, elem_size, seg, pipeline, plan_mem, &call->tail_plan));
         return Status::ok();
     };
     Status s = plans(alg, segment);
@@ -680,16 +695,18 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     TOPOAR_TRY(s);
     call->chunk_count = chunk;
-    if (call->algorithm == Algorithm::nccl_hier && mem == MemType::cuda) {
+    if (call->route == Route::nccl_hier) {
         // Its own plan besides the built-in one.  Unsupported (no host
-        // level) is an answer, alike on every rank: the built-in plan runs.
+        // level) is an answer, alike on every rank: the built-in plan runs
+        // over NCCL.
         Status h = hier_plan_for(chunk, elem_size, pipeline, &call->hier);
         if (h && tail) h = hier_plan_for(tail, elem_size, pipeline, &call->hier_tail);
         if (!h) {
             if (h.code() != Code::unsupported) return h;
             call->hier = call->hier_tail = nullptr;
             hier_why_ = h.message();
-            call->hier_why = hier_why_.c_str();
+            call->why = hier_why_.c_str();
+            call->route = device_route(call->algorithm, false, device_caps_, pair);
         }
     }
     return Status::ok();
@@ -750,7 +767,8 @@ static Status run_chunks(const PreparedCall& call, void* buf, RunOne run_one) {
 }
 
 Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer, SetupIo* io) {
-    if (call.hand_down) return Status::internal("run() of a call prepare() handed down");
+    if (!runs_on_host(call.route))
+        return Status::internal(std::string("run() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();  // nothing to move
     std::size_t need = call.plan->program.scratch_elems * call.elem_size;
     if (call.tail_plan) need = std::max(need, call.tail_plan->program.scratch_elems * call.elem_size);
@@ -774,10 +792,11 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
     return note_call_time(call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *io);
 }
 
-Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport, bool use_hier) {
-    if (call.hand_down) return Status::internal("run_device() of a call prepare() handed down");
+Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {
+    if (!runs_on_device(call.route))
+        return Status::internal(std::string("run_device() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();
-    if (use_hier) {
+    if (call.route == Route::nccl_hier) {
         if (call.hier == nullptr) return Status::internal("run_device(): the call has no nccl_hier plan");
         return run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
             const HierPlan& h = &p == call.tail_plan ? *call.hier_tail : *call.hier;
@@ -793,7 +812,7 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
                          Reducer& reducer, Algorithm* used) {
     PreparedCall call;
     TOPOAR_TRY(prepare(count, elem_size, MemType::host, &call));
-    if (call.hand_down) return Status::unsupported(call.why);
+    if (is_hand_down(call.route)) return Status::unsupported(call.why);
     *used = call.algorithm;
     return run(call, buf, transport, reducer);
 }

@@ -17,6 +17,7 @@
 
 #include "core/algorithm.hpp"
 #include "decide/decision.hpp"
+#include "decide/route.hpp"
 #include "decide/trials.hpp"
 #include "exec/device_executor.hpp"
 #include "exec/executor.hpp"
@@ -69,12 +70,14 @@ struct CompiledPlan {
     PlanOptions options;
 };
 
-// prepare()'s answer: either hand the call down (with the reason), or run
-// `plan` with run().  Valid until the next prepare() on the same engine
-// (the plan cache may drop entries then).
+// prepare()'s answer: the call's route (decide/route.hpp) and what it
+// runs.  Valid until the next prepare() on the same engine (the plan cache
+// may drop entries then).
 struct PreparedCall {
-    bool hand_down = false;
-    const char* why = nullptr;          // hand_down: the reason
+    Route route = Route::none;
+    // For verbose output (static text or the engine's; never needed to
+    // run): why the call is handed down, or why nccl_hier does not run.
+    const char* why = nullptr;
     Algorithm algorithm = Algorithm::automatic;
     // The algorithm of `plan`: `algorithm` itself, or for a device-only
     // algorithm (nccl) the built-in choice run when it cannot be used.
@@ -85,22 +88,22 @@ struct PreparedCall {
                                         // here: the built-in choice runs
     MemType mem = MemType::host;
     std::size_t count = 0, elem_size = 0;
+    // Prepared for host memory on the host routes (staged device calls
+    // included), for device memory on the device ones.
     const CompiledPlan* plan = nullptr; // nullptr: nothing to move (count 0, one rank)
     // Large calls (EngineConfig::chunk_size): `plan` is for chunk_count
     // elements and runs on [0, c), [c, 2c), ...; tail_plan (or nullptr)
     // covers the last count % chunk_count.  chunk_count == count: one run.
     std::size_t chunk_count = 0;
     const CompiledPlan* tail_plan = nullptr;
-    // nccl_hier on device buffers: its plan for this rank (per chunk, and
-    // for the tail as above), or nullptr with the reason in hier_why
-    // (`plan` then runs, as for the pairs NCCL cannot reduce).
+    // Route::nccl_hier: its plan for this rank (per chunk, and for the tail
+    // as above).
     const HierPlan* hier = nullptr;
     const HierPlan* hier_tail = nullptr;
-    const char* hier_why = nullptr;
     // auto's small-message contest (decide/trials.hpp): this call's turn
-    // (trial.cls < 0: none).  While the class is undecided (!trial.decided)
-    // the caller times the call, handed down or run, and reports it with
-    // Engine::note_trial.
+    // (trial.cls < 0: none).  While the class is undecided (the contest
+    // routes) the caller times the call, handed down or run, and reports
+    // it with Engine::note_trial.
     SizeTrials::Turn trial;
     std::size_t num_chunks() const {
         return chunk_count ? (count + chunk_count - 1) / chunk_count : 0;
@@ -263,9 +266,12 @@ public:
     bool hands_down(std::size_t bytes) const {
         return decide(bytes, MemType::host).origin == Origin::hand_down;
     }
-    static const char* const kHandDownReason;  // prepare()'s reason for it
     // hands_down() at every size: no rules file can claim a call.
     bool hands_down_all() const { return hands_down(0) && rules_.empty(); }
+    // What the glue can do with device buffers here (decide/route.hpp),
+    // registered once it set them up; device calls' routes follow from it.
+    void set_device_caps(const DeviceCaps& caps) { device_caps_ = caps; }
+    const DeviceCaps& device_caps() const { return device_caps_; }
     const DecisionTable& rules() const { return rules_; }
     // The cost-model table and what its construction predicted (empty when
     // not built: forced algorithm, model_table off, one host, one rank,
@@ -291,12 +297,15 @@ public:
     // communicator and the built-in choice ran.
     static std::string describe_origin(const PreparedCall& call);
 
-    // Asked once per call: decides, and plans on first use of a size.  A
-    // hand-down is an answer (call.hand_down), not an error; an error that
-    // is Code::unsupported was decided identically on every rank before
-    // anything moved (the caller falls back).
-    Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call);
-    // In-place all-reduce of buf with a prepared call (host executor).
+    // Asked once per call: decides the route, and plans on first use of a
+    // size.  A hand-down is an answer (its route), not an error; an error
+    // that is Code::unsupported was decided identically on every rank
+    // before anything moved (the caller falls back).  pair: what reduces
+    // the call's (op, type) on the device (device calls only).
+    Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
+                   const PairCaps& pair = PairCaps{});
+    // In-place all-reduce of buf with a prepared call of a host route
+    // (host executor; runs_on_host(call.route)).
     // io: for online adaptation (the ranks' agreement and the probes);
     // nullptr: no adaptation on this call.
     Status run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer, SetupIo* io = nullptr);
@@ -314,15 +323,15 @@ public:
     // the class's last turn, which every rank reaches at the same call:
     // one allgather of the means, then the winner runs the class.
     Status note_trial(const PreparedCall& call, double seconds, SetupIo& io);
-    // The same prepared call on device memory, through a stream-ordered
-    // device transport (device_executor.hpp): `plan`, or with use_hier the
-    // call's nccl_hier plan (call.hier must be set).
-    Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport, bool use_hier = false);
+    // A prepared call of a device route (runs_on_device(call.route)) on
+    // device memory, through a stream-ordered device transport
+    // (device_executor.hpp): `plan`, or for Route::nccl_hier its plans.
+    Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport);
     // nccl_hier's view of this rank (set up): its host's index and its own
     // index there, or unsupported (no host level).
     Status host_position(int* host, int* local, int* hosts) const;
-    // prepare() then run() (a hand-down is Code::unsupported with the
-    // reason); for tests and tools.
+    // prepare() then run() (a hand-down route is Code::unsupported with
+    // the reason); for tests and tools.
     Status allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
                      Reducer& reducer, Algorithm* used);
 
@@ -359,6 +368,7 @@ private:
     // every rank builds the same one from the same data, no communication.
     DecisionTable device_table_;
     bool device_table_tried_ = false;
+    DeviceCaps device_caps_;
     void build_device_table();
     CommShape shape_;
     // Keyed by (algorithm, count, element size, segment bytes, pipelining
@@ -371,7 +381,7 @@ private:
     // nccl_hier plans by (count, elem_size, pipelining bytes): kept with
     // plans_ and dropped with it.
     std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::unique_ptr<HierPlan>> hier_plans_;
-    std::string hier_why_;  // why the last nccl_hier call could not plan
+    std::string hier_why_;  // why the last nccl_hier call could not plan (PreparedCall::why)
     Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, const HierPlan** out);
     Executor executor_;
     std::unique_ptr<unsigned char[]> scratch_;

@@ -35,7 +35,7 @@ typedef struct mca_coll_topoar_component_t {
         char *s;   /* TOPOAR_PARAM_STRING */
     } params[TOPOAR_PARAM_MAX];
 
-    /* MPI_T: algorithm and TOPOAR_PATH_* of this process's last call, in
+    /* MPI_T: algorithm and TOPOAR_ROUTE_* of this process's last call, in
      * whichever thread it ran: written with mca_coll_topoar_set_last*. */
     int last_algorithm;
     int last_path;
@@ -61,21 +61,6 @@ enum {
     TOPOAR_CUDA_AWARE_NEVER = 0,  /* always stage through pinned host memory */
     TOPOAR_CUDA_AWARE_AUTO = 1,   /* when MPIX_Query_cuda_support() says so */
     TOPOAR_CUDA_AWARE_ALWAYS = 2, /* without asking (an MPI the query does not know) */
-};
-
-/* Which way the last call went (MPI_T coll_topoar_allreduce_last_path). */
-enum {
-    TOPOAR_PATH_NONE = 0,
-    TOPOAR_PATH_HOST = 1,           /* host buffers, topoar's plan */
-    TOPOAR_PATH_HAND_DOWN = 2,      /* host buffers, previous module */
-    TOPOAR_PATH_NCCL = 3,           /* device buffers, topoar's plan over NCCL */
-    TOPOAR_PATH_NCCL_ALLREDUCE = 4, /* device buffers, ncclAllReduce */
-    TOPOAR_PATH_STAGED = 5,         /* device buffers via pinned host memory, topoar's plan */
-    TOPOAR_PATH_STAGED_DOWN = 6,    /* device buffers via pinned host memory, previous module */
-    TOPOAR_PATH_DEVICE_DOWN = 7,    /* device buffers given to the previous module as they are
-                                     * (a CUDA-aware MPI under topoar) */
-    TOPOAR_PATH_NCCL_HIER = 8,      /* device buffers by nccl_hier: NCCL inside the hosts,
-                                     * topoar's plans across them */
 };
 
 OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;
@@ -141,7 +126,7 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
                              struct ompi_communicator_t *comm);
 int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *where);
 void mca_coll_topoar_count(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, size_t bytes,
-                           int algorithm, int path);
+                           int algorithm, int route);
 
 /* The host path of a call (no memory-type question). */
 int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
@@ -180,14 +165,14 @@ void mca_coll_topoar_config(mca_coll_topoar_config_t *out);
 
 /* The MPI_T "last call" variables: one call's value, never a torn one; the
  * two may come from different threads' calls. */
-static inline void mca_coll_topoar_set_last_path(int path)
+static inline void mca_coll_topoar_set_last_path(int route)
 {
-    __atomic_store_n(&mca_coll_topoar_component.last_path, path, __ATOMIC_RELAXED);
+    __atomic_store_n(&mca_coll_topoar_component.last_path, route, __ATOMIC_RELAXED);
 }
-static inline void mca_coll_topoar_set_last(int algorithm, int path)
+static inline void mca_coll_topoar_set_last(int algorithm, int route)
 {
     __atomic_store_n(&mca_coll_topoar_component.last_algorithm, algorithm, __ATOMIC_RELAXED);
-    mca_coll_topoar_set_last_path(path);
+    mca_coll_topoar_set_last_path(route);
 }
 
 /* A per-communicator counter that an MPI_T reader in another thread may

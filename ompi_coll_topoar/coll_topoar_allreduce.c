@@ -324,7 +324,7 @@ int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const
                              int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
     mca_coll_topoar_bump(&m->fallback);
-    mca_coll_topoar_set_last(TOPOAR_LAST_FALLBACK, TOPOAR_PATH_HAND_DOWN);
+    mca_coll_topoar_set_last(TOPOAR_LAST_FALLBACK, TOPOAR_ROUTE_HAND_DOWN);
     opal_output_verbose(50, mca_coll_topoar_component.output,
                         "coll:topoar: %s: allreduce of %d x %s passed down (%s)", comm->c_name, count,
                         dtype->name, why);
@@ -355,10 +355,7 @@ const char *mca_coll_topoar_ineligible(int count, ompi_datatype_t *dtype, struct
 /* Log the algorithm once per power-of-two size class (verbose 20, rank 0). */
 static void log_choice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, size_t bytes, int alg)
 {
-    int cls = 0;
-    while (cls < 63 && ((size_t) 1 << (cls + 1)) <= bytes) {
-        ++cls;
-    }
+    int cls = topoar_size_class(bytes);
     bool first_of_class = !(m->logged_classes & (1ull << cls));
     m->logged_classes |= 1ull << cls;
     if (mca_coll_topoar_component.verbose >= 50 ||
@@ -380,13 +377,13 @@ int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, ompi_communicator_t *com
 }
 
 void mca_coll_topoar_count(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, size_t bytes, int algorithm,
-                           int path)
+                           int route)
 {
     mca_coll_topoar_bump(&m->handled);
     if (algorithm >= 0 && algorithm < TOPOAR_ALG_MAX) {
         m->by_algorithm[algorithm]++;
     }
-    mca_coll_topoar_set_last(algorithm, path);
+    mca_coll_topoar_set_last(algorithm, route);
     log_choice(m, comm, bytes, algorithm);
 }
 
@@ -442,7 +439,7 @@ static int run_prepared(mca_coll_topoar_module_t *m, const topoar_call_t *call, 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    mca_coll_topoar_count(m, comm, bytes, call->plan_algorithm, TOPOAR_PATH_HOST);
+    mca_coll_topoar_count(m, comm, bytes, call->plan_algorithm, call->route);
     return OMPI_SUCCESS;
 }
 
@@ -456,13 +453,18 @@ static double now_seconds(void)
 /* A turn of auto's small-message contest (coll_topoar_trial_calls): the
  * previous module's or one of topoar's plans, timed either way; at the
  * contest's last call the engine has the ranks agree (collective). */
-static int trial_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, const void *sbuf, void *rbuf,
+static int contest_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, const void *sbuf, void *rbuf,
                       int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
                       size_t bytes)
 {
     double t0 = now_seconds();
-    int rc = call->hand_down ? mca_coll_topoar_fallback(m, call->why, sbuf, rbuf, count, dtype, op, comm)
-                             : run_prepared(m, call, sbuf, rbuf, dtype, op, comm, bytes);
+    int rc;
+    if (TOPOAR_ROUTE_CONTEST_DOWN == call->route) {
+        rc = mca_coll_topoar_fallback(m, call->why, sbuf, rbuf, count, dtype, op, comm);
+        mca_coll_topoar_set_last_path(call->route);
+    } else {
+        rc = run_prepared(m, call, sbuf, rbuf, dtype, op, comm, bytes);
+    }
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -539,11 +541,17 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "prepare");
     }
-    if (call.trial) {
-        return trial_turn(m, &call, sbuf, rbuf, count, dtype, op, comm, bytes);
-    }
-    if (call.hand_down) {
+    switch (call.route) {
+    case TOPOAR_ROUTE_HOST:
+        return run_prepared(m, &call, sbuf, rbuf, dtype, op, comm, bytes);
+    case TOPOAR_ROUTE_HAND_DOWN:
         return mca_coll_topoar_fallback(m, call.why, sbuf, rbuf, count, dtype, op, comm);
+    case TOPOAR_ROUTE_CONTEST_HOST:
+    case TOPOAR_ROUTE_CONTEST_DOWN:
+        return contest_turn(m, &call, sbuf, rbuf, count, dtype, op, comm, bytes);
+    default:
+        opal_output(0, "coll:topoar: %s: a host call cannot take the route %s", comm->c_name,
+                    topoar_route_name(call.route));
+        return MPI_ERR_INTERN;
     }
-    return run_prepared(m, &call, sbuf, rbuf, dtype, op, comm, bytes);
 }

@@ -39,7 +39,7 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .verbose = 0,
     .output = -1,
     .last_algorithm = TOPOAR_LAST_NONE,
-    .last_path = TOPOAR_PATH_NONE,
+    .last_path = TOPOAR_ROUTE_NONE,
     .cuda = true,
     .nccl = true,
     .check_mem_type = false,
@@ -166,17 +166,20 @@ static int register_pvars(void)
     if (rc < 0) {
         return rc;
     }
-    rc = mca_base_component_pvar_register(
-        c, "allreduce_last_path",
-        "How the most recent MPI_Allreduce in this process ran: 0 none, 1 host buffers by topoar, "
-        "2 host buffers handed down, 3 device buffers by topoar's plan over NCCL, 4 device buffers by "
-        "ncclAllReduce, 5 device buffers staged through pinned host memory by topoar's plan, 6 device "
-        "buffers staged through pinned host memory to the previous module, 7 device buffers given to the "
-        "previous module as they are (CUDA-aware MPI), 8 device buffers by nccl_hier (NCCL inside the "
-        "hosts, topoar's plans across them)",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        NULL, NULL, NULL, &mca_coll_topoar_component.last_path);
+    {
+        /* The routes' table (decide/route.h): the value is the route. */
+        static char desc[1024];
+        size_t len = (size_t) snprintf(desc, sizeof(desc), "How the most recent MPI_Allreduce in this process ran:");
+        for (int r = 0; r < TOPOAR_ROUTE_COUNT && len < sizeof(desc); ++r) {
+            len += (size_t) snprintf(desc + len, sizeof(desc) - len, "%s %d %s", r ? "," : "", r,
+                                     topoar_route_text(r));
+        }
+        rc = mca_base_component_pvar_register(
+            c, "allreduce_last_path", desc,
+            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+            NULL, NULL, NULL, &mca_coll_topoar_component.last_path);
+    }
     return rc < 0 ? rc : OMPI_SUCCESS;
 }
 

@@ -491,13 +491,105 @@ static void test_auto_hands_single_host_down(void** state) {
     // prepare() asks once and says the same; a hand-down has no plan.
     PreparedCall call;
     assert_true(single.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
-    assert_true(call.hand_down);
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::hand_down));
     assert_non_null(call.why);
     assert_null(call.plan);
     assert_true(two.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
-    assert_false(call.hand_down);
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::host));
     assert_non_null(call.plan);
     assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(two.choose(buf.size() * sizeof(double))));
+}
+
+// A call's route (decide/route.hpp): host calls run or are handed down;
+// device calls follow what the glue registered (NCCL, per-host
+// communicators) and what reduces the pair.  A staged device call runs a
+// plan prepared for host memory.
+static void test_call_routes(void** state) {
+    (void)state;
+    std::vector<RankInfo> ranks(4);
+    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    EngineConfig tc;
+    tc.algorithm = Algorithm::tree;
+    Engine e(0, 4, tc);
+    assert_true(e.setup(ranks).is_ok());
+    const std::size_t n = std::size_t(1) << 21;  // 8 MiB of floats
+    PreparedCall call;
+    assert_true(e.prepare(n, 4, MemType::host, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::host));
+    const std::size_t host_rounds = call.plan->plan.num_rounds(0);
+    assert_true(e.prepare(n, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_plan));
+    const std::size_t dev_rounds = call.plan->plan.num_rounds(0);
+    assert_true(dev_rounds < host_rounds);
+    {
+        // A device route never runs on the host executor.
+        topoar_test::FakeNetwork net(4);
+        topoar_test::FakeTransport t(net, 0);
+        topoar_test::SumReducer<float> red;
+        std::vector<float> buf(n, 1.0f);
+        assert_int_equal(static_cast<int>(e.run(call, buf.data(), t, red).code()),
+                         static_cast<int>(Code::internal_error));
+    }
+    // No kernel for the pair: staged, with the host plan.
+    PairCaps no_kernel;
+    no_kernel.kernels_reduce = false;
+    assert_true(e.prepare(n, 4, MemType::cuda, &call, no_kernel).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::staged));
+    assert_int_equal(call.plan->plan.num_rounds(0), host_rounds);
+    // No NCCL on the communicator: staged too.
+    DeviceCaps no_nccl;
+    no_nccl.nccl = false;
+    e.set_device_caps(no_nccl);
+    assert_true(e.prepare(n, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::staged));
+    assert_int_equal(call.plan->plan.num_rounds(0), host_rounds);
+
+    // nccl: ncclAllReduce where NCCL reduces the pair, else topoar's plan.
+    EngineConfig nc;
+    nc.algorithm = Algorithm::nccl;
+    Engine ne(0, 4, nc);
+    assert_true(ne.setup(ranks).is_ok());
+    assert_true(ne.prepare(1000, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_allreduce));
+    PairCaps no_nccl_pair;
+    no_nccl_pair.nccl_reduces = false;
+    assert_true(ne.prepare(1000, 4, MemType::cuda, &call, no_nccl_pair).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_plan));
+
+    // nccl_hier: its route while its per-host communicators may be made,
+    // topoar's plan over NCCL (with the reason) once they cannot.
+    EngineConfig hc;
+    hc.algorithm = Algorithm::nccl_hier;
+    Engine he(0, 4, hc);
+    assert_true(he.setup(ranks).is_ok());
+    assert_true(he.prepare(1000, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_hier));
+    assert_non_null(call.hier);
+    DeviceCaps no_host;
+    no_host.host_comms = false;
+    he.set_device_caps(no_host);
+    assert_true(he.prepare(1000, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_plan));
+    assert_non_null(call.why);
+
+    // The pure rule, every combination that matters.
+    const DeviceCaps all;
+    const PairCaps both;
+    assert_int_equal(static_cast<int>(device_route(Algorithm::nccl_hier, false, all, both)),
+                     static_cast<int>(Route::nccl_plan));
+    assert_int_equal(static_cast<int>(device_route(Algorithm::nccl_hier, true, all, no_kernel)),
+                     static_cast<int>(Route::staged));
+    assert_int_equal(static_cast<int>(device_route(Algorithm::nccl, false, no_nccl, both)),
+                     static_cast<int>(Route::staged));
+    assert_int_equal(static_cast<int>(device_route(Algorithm::tree, true, all, both)),
+                     static_cast<int>(Route::nccl_plan));
+    // The route table: numbered 0.., every one named.
+    for (int r = 0; r < TOPOAR_ROUTE_COUNT; ++r) assert_string_not_equal(topoar_route_name(r), "?");
+    assert_string_equal(topoar_route_name(TOPOAR_ROUTE_COUNT), "?");
+    assert_int_equal(topoar_size_class(0), 0);
+    assert_int_equal(topoar_size_class(1), 0);
+    assert_int_equal(topoar_size_class(1023), 9);
+    assert_int_equal(topoar_size_class(1024), 10);
 }
 
 // A rules file's mem=cuda rule decides device calls only; prepare() carries
@@ -878,6 +970,7 @@ int main(void) {
         cmocka_unit_test(test_auto_hands_single_host_down),
         cmocka_unit_test(test_auto_uses_the_cost_model_table),
         cmocka_unit_test(test_rules_by_memory_type),
+        cmocka_unit_test(test_call_routes),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
         cmocka_unit_test(test_planners_at_huge_counts),
         cmocka_unit_test(test_scaled_units),

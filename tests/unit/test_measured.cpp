@@ -596,13 +596,17 @@ void test_small_message_trials(void**) {
                 PreparedCall c;
                 s = e.prepare(count, 4, MemType::host, &c);
                 if (!s) break;
-                trace += std::to_string(c.trial.index) + (c.hand_down ? "h" : "p") + (c.trial.decided ? "d " : " ");
+                trace += std::to_string(c.trial.index) + (is_hand_down(c.route) ? "h" : "p") + (c.trial.decided ? "d " : " ");
                 std::vector<std::int32_t> buf(count), want(count, 0);
                 for (std::size_t i = 0; i < count; ++i) {
                     buf[i] = static_cast<std::int32_t>(r * 100 + static_cast<int>(i) + k);
                     for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q * 100 + static_cast<int>(i) + k);
                 }
-                if (c.hand_down) {
+                // An undecided class's turns take a contest route, and only they.
+                const bool turn = c.trial.cls >= 0 && !c.trial.decided;
+                if (turn != (c.route == Route::contest_host || c.route == Route::contest_down))
+                    ++wrong[static_cast<std::size_t>(r)];
+                if (is_hand_down(c.route)) {
                     buf = want;  // the previous module's turn (tested elsewhere)
                 } else {
                     s = e.run(c, buf.data(), t, sum);
@@ -612,7 +616,7 @@ void test_small_message_trials(void**) {
                     // Topoar's turns: 8 ms everywhere.  The previous module:
                     // 20 ms on rank 0 (alone it would keep topoar's choice),
                     // 1 ms on the others: pooled 24 against 40, it wins.
-                    const double sec = !c.hand_down ? 8e-3 : r == 0 ? 20e-3 : 1e-3;
+                    const double sec = !is_hand_down(c.route) ? 8e-3 : r == 0 ? 20e-3 : 1e-3;
                     s = e.note_trial(c, sec, io);
                     notices[static_cast<std::size_t>(r)] += e.take_notice();
                 }
@@ -667,7 +671,7 @@ void test_small_message_trials(void**) {
         }
         expect_ok(e.prepare(16, 4, MemType::host, &c));
         assert_int_equal(c.trial.cls, -1);
-        assert_false(c.hand_down);
+        assert_false(is_hand_down(c.route));
     }
     clear_probe_cache();
 }
