@@ -38,13 +38,6 @@ std::size_t footprint(const CompiledPlan& p) {
 
 Engine::Engine(int rank, int size, EngineConfig cfg) : rank_(rank), size_(size), cfg_(std::move(cfg)) {}
 
-EngineConfig::EngineConfig() {
-    for (const ParamInfo& p : param_table()) {
-        Status s = set_param(this, p.name, p.default_value);
-        if (!s) throw std::logic_error("parameter table default: " + s.message());
-    }
-}
-
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
 static const char* const kTrialWon = "small-message trial: the previous module was measured fastest for this size";
 static const char* const kNoHostComms = "its per-host NCCL communicator could not be made";
@@ -222,7 +215,7 @@ const char* to_string(NetworkSource s) {
     return "?";
 }
 
-// The probes (exec/probe.hpp) and what they show (topology/measured.hpp).
+// The probes (topology/probe.hpp) and what they show (topology/measured.hpp).
 // Every rank takes part in the same collective steps whatever happens, so
 // a failure on one rank leaves no other waiting: its row says it failed
 // and all ranks then keep the assumed links alike.

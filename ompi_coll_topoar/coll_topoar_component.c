@@ -186,7 +186,7 @@ static int register_pvars(void)
 /* ---- MCA parameters ------------------------------------------------------ */
 
 /* The engine's parameters: one MCA variable per entry of its table, with
- * the table's type, default, level and help (common/params.hpp). */
+ * the table's type, default, level and help (common/config/params.hpp). */
 static int register_engine_params(const mca_base_component_t *c)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;

@@ -25,7 +25,7 @@ extern "C" {
 }
 
 #include "engine.hpp"
-#include "exec/probe.hpp"
+#include "topology/probe.hpp"
 #include "topology/discovery.hpp"
 #include "topology/measured.hpp"
 #include "topology/nic_probe.hpp"
