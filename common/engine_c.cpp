@@ -52,8 +52,12 @@ struct topoar_engine {
     std::unique_ptr<Transport> io_link;  // over io_transport; null: no I/O given
     SetupIo setup_io;
     std::string error;
-    std::string description;
-    std::string origin;  // topoar_engine_last_origin's buffer
+    // Each text result has its own buffer, valid until the next call of the
+    // same function on this engine (never invalidated by another one).
+    std::string described;  // topoar_engine_describe
+    std::string notice;     // topoar_engine_notice
+    std::string topology;   // topoar_engine_topology_text
+    std::string origin;     // topoar_engine_last_origin
     PreparedCall call;   // the last prepared call
     topoar_device_caps_t caps{};  // as the glue registered them (pair tests)
     Status config_error; // a bad parameter value, reported by setup
@@ -497,11 +501,11 @@ const char* topoar_engine_error(const topoar_engine_t* e) { return e->error.c_st
 
 const char* topoar_engine_notice(topoar_engine_t* e) {
     try {
-        e->description = e->engine.take_notice();
+        e->notice = e->engine.take_notice();
     } catch (...) {
-        e->description.clear();
+        e->notice.clear();
     }
-    return e->description.empty() ? nullptr : e->description.c_str();
+    return e->notice.empty() ? nullptr : e->notice.c_str();
 }
 
 const char* topoar_engine_describe(topoar_engine_t* e) {
@@ -519,20 +523,20 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
                   << t.to_text("cost model");
             }
         }
-        e->description = s.str();
+        e->described = s.str();
     } catch (...) {
-        e->description.clear();
+        e->described.clear();
     }
-    return e->description.c_str();
+    return e->described.c_str();
 }
 
 const char* topoar_engine_topology_text(topoar_engine_t* e) {
     try {
-        e->description = e->engine.ready() ? e->engine.topology().to_text() : std::string();
+        e->topology = e->engine.ready() ? e->engine.topology().to_text() : std::string();
     } catch (...) {
-        e->description.clear();
+        e->topology.clear();
     }
-    return e->description.c_str();
+    return e->topology.c_str();
 }
 
 }  // extern "C"

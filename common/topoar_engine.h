@@ -96,7 +96,7 @@ typedef struct topoar_reducer {
     void (*reduce)(void *ctx, const void *in, void *inout, size_t count);
 } topoar_reducer_t;
 
-/* Parameters: the table of common/params.hpp.  The glue registers one
+/* Parameters: the table of common/config/params.hpp.  The glue registers one
  * coll_topoar_NAME MCA variable per entry and hands the values back by name
  * as text (topoar_config_t). */
 enum {
@@ -306,13 +306,18 @@ int topoar_engine_hands_down_all(const topoar_engine_t *engine, const char **why
 const char *topoar_engine_last_origin(topoar_engine_t *engine);
 
 /* What online adaptation (coll_topoar_adapt) did during the last run, for
- * verbose output, or NULL if nothing (valid until the next call). */
+ * verbose output, or NULL if nothing.
+ *
+ * The text results (last_origin, notice, describe, topology_text) each
+ * have their own buffer in the engine: a result stays valid until the next
+ * call of the same function on the same engine (or its destruction),
+ * whatever other function is called in between. */
 const char *topoar_engine_notice(topoar_engine_t *engine);
 
 /* The last error's message ("" if none). */
 const char *topoar_engine_error(const topoar_engine_t *engine);
 
-/* The discovered topology as a printable tree (valid until the next call). */
+/* The discovered topology as a printable tree. */
 const char *topoar_engine_describe(topoar_engine_t *engine);
 
 /* The discovered topology in the topology file format (docs/topology-format.md). */

@@ -1,6 +1,7 @@
 // Unit tests of the engine's plans and host executor (no MPI).
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <unistd.h>
 #include <functional>
@@ -19,6 +20,7 @@
 #include "model/default_table.hpp"
 #include "plan_check.hpp"
 #include "planners/planners.hpp"
+#include "topoar_engine.h"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -287,17 +289,7 @@ namespace {
 using topoar_test::OrderedReducer;
 using topoar_test::SumReducer;
 
-// Every rank plans its own schedule and runs it in a thread.
-template <typename T>
-void run_all(const std::function<Plan(int)>& make, std::vector<std::vector<T>>& bufs, Reducer& reducer,
-             std::size_t segment_elems) {
-    auto plan_rank = [&](int r, Plan* plan) {
-        *plan = make(r);
-        return Status::ok();
-    };
-    auto failed = topoar_test::run_ranks<T>(plan_rank, bufs, reducer, segment_elems);
-    if (!failed.empty()) fail_msg("%s", failed[0].c_str());
-}
+using topoar_test::run_all;  // exec_harness.hpp
 
 void check_exact_sums(const std::function<Plan(int, int, std::size_t)>& planner, std::size_t seg) {
     for (int p : {1, 2, 3, 5, 8}) {
@@ -952,6 +944,38 @@ static void test_default_table_cache(void** state) {
     assert_true(hit);
 }
 
+// The C API's text results do not share a buffer: each stays valid until
+// the next call of its own function.
+static void test_c_api_text_results(void** state) {
+    (void)state;
+    topoar_engine_t* e = topoar_engine_create(0, 3, nullptr);
+    assert_non_null(e);
+    std::vector<topoar_rank_info_t> all(3);
+    for (int r = 0; r < 3; ++r) {
+        std::memset(&all[static_cast<std::size_t>(r)], 0, sizeof(topoar_rank_info_t));
+        std::snprintf(all[static_cast<std::size_t>(r)].host, TOPOAR_NAME_MAX, "%s", r < 2 ? "a" : "b");
+        all[static_cast<std::size_t>(r)].socket = -1;
+    }
+    assert_int_equal(topoar_engine_setup(e, all.data()), TOPOAR_OK);
+    const char* described = topoar_engine_describe(e);
+    const std::string described_copy = described;
+    const char* text = topoar_engine_topology_text(e);
+    const std::string text_copy = text;
+    assert_true(text_copy != described_copy);
+    const char* notice = topoar_engine_notice(e);  // nothing happened: NULL
+    assert_null(notice);
+    topoar_call_t call;
+    assert_int_equal(topoar_engine_prepare(e, 1000, 4, TOPOAR_MEM_HOST, &call), TOPOAR_OK);
+    assert_int_equal(call.route, TOPOAR_ROUTE_HOST);
+    const char* origin = topoar_engine_last_origin(e);
+    assert_non_null(origin);
+    // Every earlier result still reads as it was.
+    assert_string_equal(described, described_copy.c_str());
+    assert_string_equal(text, text_copy.c_str());
+    assert_non_null(std::strstr(text, "a"));
+    topoar_engine_destroy(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_range_covers_exactly),
@@ -971,6 +995,7 @@ int main(void) {
         cmocka_unit_test(test_auto_uses_the_cost_model_table),
         cmocka_unit_test(test_rules_by_memory_type),
         cmocka_unit_test(test_call_routes),
+        cmocka_unit_test(test_c_api_text_results),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
         cmocka_unit_test(test_planners_at_huge_counts),
         cmocka_unit_test(test_scaled_units),
