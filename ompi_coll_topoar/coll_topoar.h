@@ -1,11 +1,23 @@
 /*
  * topoar: a topology-aware MPI_Allreduce as an Open MPI coll component.
  *
- * This directory is the thin C glue: MCA parameters and performance
- * variables (coll_topoar_component.c), per-communicator modules
- * (coll_topoar_module.c) and the MPI_Allreduce entry point with its
- * eligibility checks and fallback (coll_topoar_allreduce.c).  The algorithms
- * live in ../common (C++, behind topoar_engine.h).
+ * This directory is the thin C glue, one job per file; a file calls only
+ * the files below it (no circle):
+ *
+ *   coll_topoar_component.c  registration: MCA parameters, open/close,
+ *                            comm_query (offers a module)
+ *   coll_topoar_allreduce.c  the entry point: host or device buffers
+ *   coll_topoar_host.c       the host call: eligibility, set-up, the route
+ *   coll_topoar_gpu.c        the device call (never the host entry), NCCL
+ *   coll_topoar_module.c     the module's life, its collective set-up,
+ *                            which calls it takes, the fallback to the
+ *                            previous module
+ *   coll_topoar_transport.c  the PML transport and local reduction the
+ *                            engine runs a prepared call with
+ *   coll_topoar_log.c        MPI_T variables, counters, logging, failures
+ *   coll_topoar_ops.c        (op, datatype) -> topoar's own reduction ids
+ *
+ * The algorithms live in ../common (C++, behind topoar_engine.h).
  */
 #ifndef MCA_COLL_TOPOAR_EXPORT_H
 #define MCA_COLL_TOPOAR_EXPORT_H
@@ -96,6 +108,8 @@ typedef struct mca_coll_topoar_module_t {
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
     struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
+    /* frees it with the module (set by coll_topoar_gpu.c with the state) */
+    void (*gpu_free)(struct mca_coll_topoar_module_t *m);
     /* The context of the transport set-up hands the engine, which keeps it
      * for online adaptation: it measures the links again in the middle of
      * a later call, so it lives as long as the module. */
@@ -138,13 +152,24 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
  * state freed with the module. */
 void mca_coll_topoar_gpu_open(void);
 void mca_coll_topoar_gpu_close(void);
+/* *host_sbuf set (not NULL): not a device call after all; the caller runs
+ * the host call with that send buffer. */
 int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, int s_dev, int r_dev);
-void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m);
+                                  struct ompi_communicator_t *comm, int s_dev, int r_dev, const void **host_sbuf);
+
+/* coll_topoar_module.c: enable (remembers the previous allreduce). */
+int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
+/* coll_topoar_transport.c: the PML transport over ctx. */
+void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out);
+/* coll_topoar_log.c: MPI_T variables (at register); what the engine decided
+ * at run time (online adaptation, a contest's outcome), on rank 0 at
+ * verbose 10. */
+int mca_coll_topoar_register_pvars(void);
+void mca_coll_topoar_print_notice(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *what);
 
 /* The engine parameters' current values as name/value text for
- * topoar_engine_create (coll_topoar_component.c). */
+ * topoar_engine_create (coll_topoar_module.c). */
 typedef struct mca_coll_topoar_config {
     topoar_config_t cfg;
     const char *names[TOPOAR_PARAM_MAX];
@@ -192,9 +217,6 @@ static inline bool mca_coll_topoar_first_time(bool *flag)
 {
     return !__atomic_exchange_n(flag, true, __ATOMIC_RELAXED);
 }
-
-/* The module behind comm's allreduce if it is ours, else NULL. */
-mca_coll_topoar_module_t *mca_coll_topoar_module_of(struct ompi_communicator_t *comm);
 
 END_C_DECLS
 

@@ -178,7 +178,8 @@ void mca_coll_topoar_gpu_close(void)
     cm->gpu = NULL;
 }
 
-void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m)
+/* The module's device state, freed with the module (m->gpu_free). */
+static void gpu_free(mca_coll_topoar_module_t *m)
 {
     topoar_gpu_state_t *g = m->gpu;
     if (NULL == g) {
@@ -223,6 +224,7 @@ static topoar_gpu_state_t *state_of(mca_coll_topoar_module_t *m, ompi_communicat
         if (NULL == m->gpu) {
             return NULL;
         }
+        m->gpu_free = gpu_free;
     }
     if (NULL == m->gpu->stream && 0 != GPU->stream_create(&m->gpu->stream)) {
         (void) gpu_error(comm, "cudaStreamCreate");
@@ -518,7 +520,7 @@ static int dt_host_broadcast(void *ctx, const void *send, void *recv, size_t cou
 
 int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
                                   ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
-                                  int s_dev, int r_dev)
+                                  int s_dev, int r_dev, const void **host_sbuf)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     topoar_gpu_state_t *g;
@@ -553,7 +555,8 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
                      : MPI_ERR_NO_MEM;
         }
         if (!(r_dev || s_dev)) {
-            return mca_coll_topoar_allreduce_host(m, sbuf, rbuf, count, dtype, op, comm);
+            *host_sbuf = sbuf; /* every rank's buffers on the host: the host call */
+            return OMPI_SUCCESS;
         }
     }
     g = state_of(m, comm);
@@ -596,8 +599,9 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         }
     }
     if (!r_dev) {
-        /* rbuf on the host: the host path, in place. */
-        return mca_coll_topoar_allreduce_host(m, MPI_IN_PLACE, rbuf, count, dtype, op, comm);
+        /* rbuf on the host: the host call, in place. */
+        *host_sbuf = MPI_IN_PLACE;
+        return OMPI_SUCCESS;
     }
 
     if (TOPOAR_STATE_NEW == m->state) {
