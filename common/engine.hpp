@@ -21,6 +21,8 @@
 #include "decide/decision.hpp"
 #include "decide/route.hpp"
 #include "decide/trials.hpp"
+#include "engine/network_setup.hpp"
+#include "engine/plan_cache.hpp"
 #include "exec/device_executor.hpp"
 #include "exec/executor.hpp"
 #include "model/default_table.hpp"
@@ -55,24 +57,10 @@ struct Decision {
     const char* rule = nullptr;      // Origin::rule: the rule's "file:line"
 };
 
-// A plan with one rank's schedule compiled for the executor; cached by the
-// engine per (algorithm, count, element size, segment size).
-struct CompiledPlan {
-    Plan plan;
-    ExecProgram program;
-    // The cost model's time for the plan (online adaptation), computed at
-    // its first timed call from the full plan (plan holds this rank's
-    // part only); < 0: not yet, 0: not predicted (too large).  Filled in
-    // through the cache's const pointers: a memo, not part of the plan.
-    mutable double predicted = -1;
-    Algorithm algorithm = Algorithm::automatic;
-    std::size_t count = 0;
-    PlanOptions options;
-};
-
 // prepare()'s answer: the call's route (decide/route.hpp) and what it
-// runs.  Valid until the next prepare() on the same engine (the plan cache
-// may drop entries then).
+// runs.  Its plans are handles (engine/plan_cache.hpp): they stay valid as
+// long as the PreparedCall, whatever later prepare() calls drop from the
+// cache.
 struct PreparedCall {
     Route route = Route::none;
     // For verbose output (static text or the engine's; never needed to
@@ -90,16 +78,16 @@ struct PreparedCall {
     std::size_t count = 0, elem_size = 0;
     // Prepared for host memory on the host routes (staged device calls
     // included), for device memory on the device ones.
-    const CompiledPlan* plan = nullptr; // nullptr: nothing to move (count 0, one rank)
+    PlanHandle plan;                    // empty: nothing to move (count 0, one rank)
     // Large calls (EngineConfig::chunk_size): `plan` is for chunk_count
     // elements and runs on [0, c), [c, 2c), ...; tail_plan (or nullptr)
     // covers the last count % chunk_count.  chunk_count == count: one run.
     std::size_t chunk_count = 0;
-    const CompiledPlan* tail_plan = nullptr;
+    PlanHandle tail_plan;
     // Route::nccl_hier: its plan for this rank (per chunk, and for the tail
     // as above).
-    const HierPlan* hier = nullptr;
-    const HierPlan* hier_tail = nullptr;
+    HierHandle hier;
+    HierHandle hier_tail;
     // auto's small-message contest (decide/trials.hpp): this call's turn
     // (trial.cls < 0: none).  While the class is undecided (the contest
     // routes) the caller times the call, handed down or run, and reports
@@ -136,29 +124,6 @@ CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t ele
 // The options set-up builds the cost-model table with (tools print the same
 // one).
 DefaultTableOptions table_options(const EngineConfig& cfg);
-
-// build_default_table (model/default_table.hpp) through a process-wide
-// cache keyed by the topology and the options (*hit: it was there).
-Status build_default_table_cached(const Topology& topo, const DefaultTableOptions& opts, DecisionTable* table,
-                                  DefaultTableReport* report, bool* hit = nullptr);
-
-// What set-up may use to talk to the other ranks (the glue's point-to-point
-// and allgather).  Without it set-up measures nothing and assumes links.
-struct SetupIo {
-    Transport* transport = nullptr;
-    // Every rank gives `bytes` at mine; all receives size x bytes, by rank.
-    std::function<Status(const void* mine, std::size_t bytes, void* all)> allgather;
-};
-
-// Where the links between hosts came from.
-enum class NetworkSource { single_host, described, assumed, measured, cached };
-const char* to_string(NetworkSource s);
-
-// The digest (MeasuredNetwork::digest) of this process's widest measured
-// network, 0 if none: what a rank advertises in RankInfo::probe_digest.
-std::uint64_t probe_cache_digest();
-// Forgets every measured network of this process (tests).
-void clear_probe_cache();
 
 class Engine {
 public:
@@ -259,7 +224,7 @@ private:
     Status build_model_table();
     double predicted_seconds(const PreparedCall& call);
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
-                    std::size_t pipeline_bytes, MemType mem, const CompiledPlan** out);
+                    std::size_t pipeline_bytes, MemType mem, PlanHandle* out);
     Algorithm builtin_choice(std::size_t bytes) const;
 
     int rank_, size_;
@@ -290,18 +255,9 @@ private:
     DeviceCaps device_caps_;
     void build_device_table();
     CommShape shape_;
-    // Keyed by (algorithm, count, element size, segment bytes, pipelining
-    // bytes, memory type): segments are in elements, a rule may set its own
-    // segment size, large calls scale both units (scaled_unit), device
-    // plans have their own pipelining unit.
-    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, int>, std::unique_ptr<CompiledPlan>>
-        plans_;
-    std::size_t plan_bytes_ = 0;  // footprint of plans_
-    // nccl_hier plans by (count, elem_size, pipelining bytes): kept with
-    // plans_ and dropped with it.
-    std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::unique_ptr<HierPlan>> hier_plans_;
+    PlanCache plans_;  // this communicator's plans (engine/plan_cache.hpp)
     std::string hier_why_;  // why the last nccl_hier call could not plan (PreparedCall::why)
-    Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, const HierPlan** out);
+    Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, HierHandle* out);
     Executor executor_;
     std::unique_ptr<unsigned char[]> scratch_;
     std::size_t scratch_size_ = 0;

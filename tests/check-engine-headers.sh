@@ -19,7 +19,8 @@
 #    5 decide        rules, decision tables, the contest, a call's route
 #    6 config        the parameter table and EngineConfig
 #    7 model         the cost model and the default tables
-#    8 (top)         the engine (engine.*) and the C API (engine_c.cpp,
+#    8 engine (top)  the engine's parts (engine/: the plan cache), the
+#                    engine (engine.*) and the C API (engine_c.cpp,
 #                    topoar_engine.h)
 #
 # The top-level status.hpp belongs to layer 0 (everything reports Status).
@@ -47,6 +48,7 @@ rank_of() {
         decide) echo 5 ;;
         config) echo 6 ;;
         model) echo 7 ;;
+        engine) echo 8 ;;
         *) echo "?" ;;
         esac ;;
     *) echo 8 ;;

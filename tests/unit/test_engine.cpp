@@ -5,6 +5,7 @@
 #include <cstring>
 #include <unistd.h>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -441,7 +442,7 @@ static void test_auto_hands_single_host_down(void** state) {
         assert_true(single.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
         assert_int_equal(static_cast<int>(dc.algorithm), static_cast<int>(Algorithm::nccl));
         assert_int_not_equal(static_cast<int>(dc.plan_algorithm), static_cast<int>(Algorithm::nccl));
-        assert_non_null(dc.plan);
+        assert_non_null(dc.plan.get());
         EngineConfig nc;
         nc.algorithm = Algorithm::nccl;
         Engine forced_nccl(0, 3, nc);
@@ -449,7 +450,7 @@ static void test_auto_hands_single_host_down(void** state) {
         Status hs = forced_nccl.prepare(buf.size(), sizeof(double), MemType::host, &dc);
         assert_int_equal(static_cast<int>(hs.code()), static_cast<int>(Code::unsupported));
         assert_true(forced_nccl.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
-        assert_non_null(dc.plan);
+        assert_non_null(dc.plan.get());
         // Across hosts, the device table is built at the first device call
         // (not before: host-only programs never pay for it) and decides
         // device calls; host calls keep the host table.
@@ -485,10 +486,10 @@ static void test_auto_hands_single_host_down(void** state) {
     assert_true(single.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
     assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::hand_down));
     assert_non_null(call.why);
-    assert_null(call.plan);
+    assert_null(call.plan.get());
     assert_true(two.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
     assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::host));
-    assert_non_null(call.plan);
+    assert_non_null(call.plan.get());
     assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(two.choose(buf.size() * sizeof(double))));
 }
 
@@ -556,7 +557,7 @@ static void test_call_routes(void** state) {
     assert_true(he.setup(ranks).is_ok());
     assert_true(he.prepare(1000, 4, MemType::cuda, &call).is_ok());
     assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_hier));
-    assert_non_null(call.hier);
+    assert_non_null(call.hier.get());
     DeviceCaps no_host;
     no_host.host_comms = false;
     he.set_device_caps(no_host);
@@ -615,7 +616,7 @@ static void test_rules_by_memory_type(void** state) {
     assert_int_equal(static_cast<int>(call.origin), static_cast<int>(Origin::rule));
     assert_true(call.fell_through);
     assert_int_not_equal(static_cast<int>(call.algorithm), static_cast<int>(Algorithm::nccl));
-    assert_non_null(call.plan);
+    assert_non_null(call.plan.get());
 }
 
 static void test_auto_uses_the_cost_model_table(void** state) {
@@ -976,6 +977,72 @@ static void test_c_api_text_results(void** state) {
     topoar_engine_destroy(e);
 }
 
+// The plan cache hands out handles: a plan a call holds outlives its entry
+// (the cache may drop entries at any prepare), and is freed once no call
+// holds it.
+static void test_plan_cache_handles(void** state) {
+    (void)state;
+    PlanCache cache;
+    int built = 0;
+    auto build = [&built](std::size_t n) {
+        return [&built, n](CompiledPlan* p) {
+            ++built;
+            p->count = n;
+            return Status::ok();
+        };
+    };
+    auto key = [](std::size_t n) { return PlanCache::Key(1, n, 4, 0, 0, 1); };
+    PlanHandle a, again;
+    assert_true(cache.get(key(100), build(100), &a).is_ok());
+    assert_true(cache.get(key(100), build(100), &again).is_ok());
+    assert_int_equal(built, 1);
+    assert_ptr_equal(a.get(), again.get());
+    std::weak_ptr<const CompiledPlan> wa = a;
+    cache.clear();
+    assert_int_equal(cache.size(), 0);
+    assert_false(wa.expired());  // dropped from the cache, still the call's
+    assert_int_equal(a->count, 100);
+    a.reset();
+    again.reset();
+    assert_true(wa.expired());  // freed with its last handle
+    // Full: make_room drops every entry, the handles held keep theirs.
+    PlanHandle first;
+    for (std::size_t n = 1; n <= PlanCache::kMaxPlans; ++n) {
+        PlanHandle h;
+        assert_true(cache.get(key(n), build(n), &h).is_ok());
+        if (n == 1) first = h;
+    }
+    assert_int_equal(cache.size(), PlanCache::kMaxPlans);
+    cache.make_room(4);
+    assert_int_equal(cache.size(), 0);
+    assert_int_equal(first->count, 1);
+    // A failed build caches nothing.
+    PlanHandle none;
+    Status st = cache.get(key(7), [](CompiledPlan*) { return Status::unsupported("no plan"); }, &none);
+    assert_int_equal(static_cast<int>(st.code()), static_cast<int>(Code::unsupported));
+    assert_null(none.get());
+    assert_int_equal(cache.size(), 0);
+
+    // Through the engine: a prepared call's plan survives the prepares of
+    // many other sizes (which refill and drop the cache several times).
+    std::vector<RankInfo> ranks(4);
+    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    EngineConfig rc;
+    rc.algorithm = Algorithm::ring;
+    Engine e(0, 4, rc);
+    assert_true(e.setup(ranks).is_ok());
+    PreparedCall held, other;
+    assert_true(e.prepare(1000, 4, MemType::host, &held).is_ok());
+    std::weak_ptr<const CompiledPlan> wh = held.plan;
+    for (std::size_t n = 1; n <= 3 * PlanCache::kMaxPlans; ++n)
+        assert_true(e.prepare(2000 + n, 4, MemType::host, &other).is_ok());
+    assert_false(wh.expired());
+    assert_int_equal(held.plan->count, 1000);
+    assert_int_equal(held.plan->plan.of(0).rounds.size() > 0, 1);
+    held = PreparedCall{};
+    assert_true(wh.expired());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_range_covers_exactly),
@@ -996,6 +1063,7 @@ int main(void) {
         cmocka_unit_test(test_rules_by_memory_type),
         cmocka_unit_test(test_call_routes),
         cmocka_unit_test(test_c_api_text_results),
+        cmocka_unit_test(test_plan_cache_handles),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
         cmocka_unit_test(test_planners_at_huge_counts),
         cmocka_unit_test(test_scaled_units),
