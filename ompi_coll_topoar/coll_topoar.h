@@ -152,11 +152,12 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
  * state freed with the module. */
 void mca_coll_topoar_gpu_open(void);
 void mca_coll_topoar_gpu_close(void);
-/* *host_sbuf set (not NULL): not a device call after all; the caller runs
- * the host call with that send buffer. */
+/* *host_call set: not a device call after all; the caller runs the host
+ * call with *host_sbuf as the send buffer. */
 int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, int s_dev, int r_dev, const void **host_sbuf);
+                                  struct ompi_communicator_t *comm, int s_dev, int r_dev, int *host_call,
+                                  const void **host_sbuf);
 
 /* coll_topoar_module.c: enable (remembers the previous allreduce). */
 int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);

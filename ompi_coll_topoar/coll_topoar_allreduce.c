@@ -23,12 +23,14 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
         int s_dev = MPI_IN_PLACE != sbuf && TOPOAR_CUDA_MEM_DEVICE == cm->gpu->mem_type(sbuf);
         int r_dev = TOPOAR_CUDA_MEM_DEVICE == cm->gpu->mem_type(rbuf);
         if (s_dev || r_dev || cm->check_mem_type) {
-            /* NULL: the device call took it; else it is a host call after
-             * all, with this send buffer (MPI_IN_PLACE when sbuf was copied
-             * into a host rbuf). */
-            const void *host_sbuf = NULL;
-            int rc = mca_coll_topoar_gpu_allreduce(m, sbuf, rbuf, count, dtype, op, comm, s_dev, r_dev, &host_sbuf);
-            if (OMPI_SUCCESS != rc || NULL == host_sbuf) {
+            /* host_call set: a host call after all, with host_sbuf as the
+             * send buffer (MPI_IN_PLACE when sbuf was copied into a host
+             * rbuf); else the device call took it. */
+            int host_call = 0;
+            const void *host_sbuf = sbuf;
+            int rc = mca_coll_topoar_gpu_allreduce(m, sbuf, rbuf, count, dtype, op, comm, s_dev, r_dev, &host_call,
+                                                   &host_sbuf);
+            if (OMPI_SUCCESS != rc || !host_call) {
                 return rc;
             }
             sbuf = host_sbuf;

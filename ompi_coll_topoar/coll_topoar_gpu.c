@@ -520,7 +520,7 @@ static int dt_host_broadcast(void *ctx, const void *send, void *recv, size_t cou
 
 int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
                                   ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
-                                  int s_dev, int r_dev, const void **host_sbuf)
+                                  int s_dev, int r_dev, int *host_call, const void **host_sbuf)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     topoar_gpu_state_t *g;
@@ -555,7 +555,8 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
                      : MPI_ERR_NO_MEM;
         }
         if (!(r_dev || s_dev)) {
-            *host_sbuf = sbuf; /* every rank's buffers on the host: the host call */
+            *host_call = 1; /* every rank's buffers on the host: the host call */
+            *host_sbuf = sbuf;
             return OMPI_SUCCESS;
         }
     }
@@ -600,6 +601,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     }
     if (!r_dev) {
         /* rbuf on the host: the host call, in place. */
+        *host_call = 1;
         *host_sbuf = MPI_IN_PLACE;
         return OMPI_SUCCESS;
     }
