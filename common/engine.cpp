@@ -15,215 +15,13 @@
 
 namespace topoar {
 
-namespace {
-
-// Plans for this many distinct counts, or this much plan memory, are kept
-// per communicator; a program cycling through more sizes rebuilds them
-// (cheap next to the transfer).  With chunking (chunk_size) no one plan is
-// larger than a chunk's, so the cache stays bounded at any message size.
-constexpr std::size_t kMaxCachedPlans = 64;
-constexpr std::size_t kMaxCachedPlanBytes = std::size_t(64) << 20;
-
-// What a compiled plan holds in memory, roughly (this rank's share).
-std::size_t footprint(const CompiledPlan& p) {
-    std::size_t b = sizeof(CompiledPlan);
-    for (const RankSchedule& rs : p.plan.ranks) {
-        b += sizeof(RankSchedule) + rs.rounds.size() * sizeof(Round);
-        for (const Round& r : rs.rounds) b += r.ops.size() * sizeof(Op);
-    }
-    b += p.program.steps.size() * (sizeof(ExecProgram::Step) + 1) + p.program.round_begin.size() * sizeof(std::size_t);
-    for (const auto& st : p.program.steps) b += st.deps.size() * sizeof(std::uint32_t);
-    return b;
-}
-}  // namespace
-
 Engine::Engine(int rank, int size, EngineConfig cfg) : rank_(rank), size_(size), cfg_(std::move(cfg)) {}
 
-EngineConfig::EngineConfig() {
-    for (const ParamInfo& p : param_table()) {
-        Status s = set_param(this, p.name, p.default_value);
-        if (!s) throw std::logic_error("parameter table default: " + s.message());
-    }
-}
-
-const char* const Engine::kHandDownReason = "auto on a single-node communicator: the previous module is used";
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
 static const char* const kTrialWon = "small-message trial: the previous module was measured fastest for this size";
+static const char* const kNoHostComms = "its per-host NCCL communicator could not be made";
 
-namespace {
-
-// auto's default tables already built by this process, by (topology,
-// table options): a pure function of those, so a communicator over the
-// same shape -- the same group again, a dup, any group on hosts of the
-// same sizes and links -- takes it instead of simulating again (6-27 ms for
-// 4-8 ranks on two hosts, measured; short-lived communicators pay that on
-// their first call).  Every rank finds or computes the same table, so no
-// agreement is needed.  Bounded; thread-safe (communicators may be set up
-// concurrently under MPI_THREAD_MULTIPLE).
-struct CachedTable {
-    DecisionTable table;
-    DefaultTableReport report;
-};
-
-std::string table_key(const Topology& topo, const DefaultTableOptions& o) {
-    std::ostringstream k;
-    k.precision(17);
-    const CostParams& m = o.model;
-    k << topo.to_text() << "\n" << o.elem_size << ' ' << o.plan.pipeline_elems << ' ' << o.plan.num_trees << ' '
-      << static_cast<int>(o.plan.hier_inter) << ' ' << o.plan.hier_small_elems << ' ';
-    for (int f : o.plan.factors) k << f << ',';
-    k << ' ' << static_cast<int>(m.mode) << ' ' << m.overhead << ' ' << m.gamma << ' ' << m.segment_bytes << ' '
-      << m.eager_bytes << ' ' << m.unknown_bandwidth << ' ' << m.wire_efficiency << ' ' << m.handshake_queue_delay
-      << ' ' << m.exact_flows << ' ' << m.rate_quantum << ' ' << o.min_bytes << ' ' << o.max_bytes << ' '
-      << o.size_factor << ' ' << static_cast<int>(o.mem) << ' ' << o.min_gain << ' ' << o.max_steps << ' '
-      << o.max_total_steps << ' ' << o.coarse_ranks << ' ' << o.max_ranks << ' ';
-    for (Algorithm a : o.candidates) k << static_cast<int>(a) << ',';
-    return k.str();
-}
-
-constexpr std::size_t kMaxCachedTables = 32;
-std::mutex table_cache_mutex;
-std::map<std::string, std::shared_ptr<const CachedTable>>& table_cache() {
-    static std::map<std::string, std::shared_ptr<const CachedTable>> cache;
-    return cache;
-}
-
-}  // namespace
-
-Status build_default_table_cached(const Topology& topo, const DefaultTableOptions& opts, DecisionTable* table,
-                                  DefaultTableReport* report, bool* hit) {
-    const std::string key = table_key(topo, opts);
-    {
-        std::lock_guard<std::mutex> lock(table_cache_mutex);
-        auto it = table_cache().find(key);
-        if (it != table_cache().end()) {
-            *table = it->second->table;
-            *report = it->second->report;
-            if (hit) *hit = true;
-            return Status::ok();
-        }
-    }
-    if (hit) *hit = false;
-    auto built = std::make_shared<CachedTable>();
-    TOPOAR_TRY(build_default_table(topo, opts, &built->table, &built->report));
-    *table = built->table;
-    *report = built->report;
-    std::lock_guard<std::mutex> lock(table_cache_mutex);
-    if (table_cache().size() >= kMaxCachedTables) table_cache().clear();
-    table_cache().emplace(key, std::move(built));
-    return Status::ok();
-}
-
-// Measured networks of this process, widest first; later communicators
-// over the same hosts or a subset reuse them (RankInfo::probe_digest).
-namespace {
-constexpr std::size_t kMaxMeasuredNetworks = 8;
-std::mutex measured_mutex;
-std::vector<MeasuredNetwork>& measured_networks() {
-    static std::vector<MeasuredNetwork> nets;
-    return nets;
-}
-
-// replace: the network changed (online adaptation): forget every earlier
-// measurement that shares a host with this one.
-void remember_network(const MeasuredNetwork& net, bool replace = false) {
-    std::lock_guard<std::mutex> lock(measured_mutex);
-    auto& nets = measured_networks();
-    if (replace)
-        nets.erase(std::remove_if(nets.begin(), nets.end(),
-                                  [&](const MeasuredNetwork& old) {
-                                      for (const std::string& h : old.hosts)
-                                          if (std::find(net.hosts.begin(), net.hosts.end(), h) != net.hosts.end())
-                                              return true;
-                                      return false;
-                                  }),
-                   nets.end());
-    const std::uint64_t d = net.digest();
-    for (const MeasuredNetwork& n : nets)
-        if (n.digest() == d) return;
-    if (nets.size() >= kMaxMeasuredNetworks) nets.pop_back();
-    nets.push_back(net);
-    std::stable_sort(nets.begin(), nets.end(),
-                     [](const MeasuredNetwork& a, const MeasuredNetwork& b) { return a.hosts.size() > b.hosts.size(); });
-}
-
-bool find_network(std::uint64_t digest, const std::vector<std::string>& hosts, MeasuredNetwork* out) {
-    std::lock_guard<std::mutex> lock(measured_mutex);
-    for (const MeasuredNetwork& n : measured_networks())
-        if (n.digest() == digest) return n.restrict_to(hosts, out);
-    return false;
-}
-
-// The widest measured network of this process that holds all `hosts`,
-// restricted to them.
-bool find_covering(const std::vector<std::string>& hosts, MeasuredNetwork* out) {
-    std::lock_guard<std::mutex> lock(measured_mutex);
-    for (const MeasuredNetwork& n : measured_networks())
-        if (n.restrict_to(hosts, out)) return true;
-    return false;
-}
-
-// The lowest rank with a network holding every host of the communicator
-// sends it to the others (point-to-point; sizes known from one allgather):
-// ranks that measured in different earlier communicators agree on one
-// measurement instead of probing again.  False: nobody has one.
-Status share_network(const std::vector<std::string>& names, int rank, int size, SetupIo& io, MeasuredNetwork* net,
-                     bool* shared) {
-    *shared = false;
-    MeasuredNetwork mine;
-    std::string bytes;
-    if (find_covering(names, &mine)) bytes = mine.to_bytes();
-    const std::uint64_t len = bytes.size();
-    std::vector<std::uint64_t> lens(static_cast<std::size_t>(size), 0);
-    TOPOAR_TRY(io.allgather(&len, sizeof len, lens.data()));
-    int src = -1;
-    for (int r = 0; r < size && src < 0; ++r)
-        if (lens[static_cast<std::size_t>(r)] > 0) src = r;
-    if (src < 0) return Status::ok();
-    Transport& t = *io.transport;
-    if (rank == src) {
-        for (int r = 0; r < size; ++r) {
-            if (r == src) continue;
-            Transport::Request req = nullptr;
-            TOPOAR_TRY(t.isend(bytes.data(), bytes.size(), r, &req));
-            TOPOAR_TRY(t.wait(&req));
-        }
-        *net = std::move(mine);
-    } else {
-        std::string in(static_cast<std::size_t>(lens[static_cast<std::size_t>(src)]), '\0');
-        Transport::Request req = nullptr;
-        TOPOAR_TRY(t.irecv(&in[0], in.size(), src, &req));
-        TOPOAR_TRY(t.wait(&req));
-        if (!MeasuredNetwork::from_bytes(in, net) || net->hosts != names)
-            return Status::internal("the measured network rank " + std::to_string(src) + " sent does not read back");
-    }
-    *shared = true;
-    return Status::ok();
-}
-}  // namespace
-
-std::uint64_t probe_cache_digest() {
-    std::lock_guard<std::mutex> lock(measured_mutex);
-    return measured_networks().empty() ? 0 : measured_networks().front().digest();
-}
-
-void clear_probe_cache() {
-    std::lock_guard<std::mutex> lock(measured_mutex);
-    measured_networks().clear();
-}
-
-const char* to_string(NetworkSource s) {
-    switch (s) {
-    case NetworkSource::single_host: return "one host";
-    case NetworkSource::described: return "described (file or Slurm)";
-    case NetworkSource::assumed: return "assumed (built-in or coll_topoar_*_link defaults)";
-    case NetworkSource::measured: return "measured at this set-up";
-    case NetworkSource::cached: return "measured earlier in this job";
-    }
-    return "?";
-}
-
-// The probes (exec/probe.hpp) and what they show (topology/measured.hpp).
+// The probes (topology/probe.hpp) and what they show (topology/measured.hpp).
 // Every rank takes part in the same collective steps whatever happens, so
 // a failure on one rank leaves no other waiting: its row says it failed
 // and all ranks then keep the assumed links alike.
@@ -343,7 +141,7 @@ Status Engine::build_model_table() {
 // predicted once.  0 when a plan is too large to simulate quickly.
 double Engine::predicted_seconds(const PreparedCall& call) {
     constexpr std::size_t kMaxSteps = 200000;
-    auto of = [&](const CompiledPlan* p) -> double {
+    auto of = [&](const PlanHandle& p) -> double {
         if (p->predicted < 0) {
             const DefaultTableOptions o = table_options(cfg_);
             Plan full;
@@ -369,7 +167,7 @@ std::string Engine::take_notice() {
 }
 
 Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo& io) {
-    if (!cfg_.adapt || ranks_.empty() || call.hand_down || call.plan == nullptr) return Status::ok();
+    if (!cfg_.adapt || ranks_.empty() || !runs_on_host(call.route) || call.plan == nullptr) return Status::ok();
     const double predicted = predicted_seconds(call);
     if (probe_debug() && rank_ == 0 && predicted <= 0)
         std::fprintf(stderr, "adapt: no prediction for %zu bytes\n", call.count * call.elem_size);
@@ -404,9 +202,7 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
     TOPOAR_TRY(measure_network(ranks_, io, /*fresh=*/true));
     const DecisionTable before = model_table_;
     TOPOAR_TRY(build_model_table());
-    plans_.clear();
-    hier_plans_.clear();
-    plan_bytes_ = 0;
+    plans_.clear();  // calls holding plans keep them
     device_table_ = DecisionTable();
     device_table_tried_ = false;
     baseline_ = 0;
@@ -509,7 +305,8 @@ Decision Engine::decide(std::size_t bytes, MemType mem) const {
     // shared-memory algorithms); device buffers cannot go there unstaged:
     // within one host they get NCCL's own allreduce (its NVLink/PCIe rings
     // and trees are what a topology plan would build there).
-    if (ready_ && shape_.nodes <= 1 && mem == MemType::host && cfg_.single_node_fallback) {
+    if (ready_ && shape_.nodes <= 1 && mem == MemType::host &&
+        one_host_hands_down(cfg_.algorithm, cfg_.single_node_fallback)) {
         d.origin = Origin::hand_down;
         return d;
     }
@@ -593,12 +390,10 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
 }
 
 Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
-                        std::size_t pipeline_bytes, MemType mem, const CompiledPlan** out) {
-    auto key = std::make_tuple(static_cast<int>(alg), count, elem_size, segment_bytes, pipeline_bytes,
-                               static_cast<int>(mem));
-    auto it = plans_.find(key);
-    if (it == plans_.end()) {
-        auto prepared = std::make_unique<CompiledPlan>();
+                        std::size_t pipeline_bytes, MemType mem, PlanHandle* out) {
+    const PlanCache::Key key(static_cast<int>(alg), count, elem_size, segment_bytes, pipeline_bytes,
+                             static_cast<int>(mem));
+    return plans_.get(key, [&](CompiledPlan* prepared) {
         PlanOptions opts = plan_options(cfg_, elem_size, mem);
         opts.pipeline_elems = pipeline_bytes ? std::max<std::size_t>(1, pipeline_bytes / elem_size) : 0;
         TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
@@ -608,35 +403,28 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
         prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size);
-        plan_bytes_ += footprint(*prepared);
-        it = plans_.emplace(key, std::move(prepared)).first;
-    }
-    *out = it->second.get();
-    return Status::ok();
+        return Status::ok();
+    }, out);
 }
 
 Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
-                       bool own_result_only) {
+                       const PairCaps& pair) {
     *call = PreparedCall{};
     if (!ready_) return Status::internal("allreduce before setup");
     if (elem_size == 0) return Status::invalid("element size 0");
     call->mem = mem;
     call->count = count;
     call->elem_size = elem_size;
-    // The cache is trimmed here, before this call's plans are looked up, so
-    // the ones it returns stay valid until the next prepare().
-    if (plans_.size() + hier_plans_.size() + 4 > kMaxCachedPlans || plan_bytes_ > kMaxCachedPlanBytes) {
-        plans_.clear();
-        hier_plans_.clear();
-        plan_bytes_ = 0;
-    }
+    // Room for this call's plans (up to 4); calls prepared earlier keep
+    // theirs through their handles.
+    plans_.make_room(4);
     if (mem == MemType::cuda && !device_table_tried_) build_device_table();
     Decision d = decide(count * elem_size, mem);
     call->origin = d.origin;
     call->rule = d.rule;
     if (d.origin == Origin::hand_down) {
-        call->hand_down = true;
-        call->why = kHandDownReason;
+        call->route = Route::hand_down;
+        call->why = kOneHostHandDownReason;
         return Status::ok();
     }
     // auto's own choice for a small host call across hosts (not a rule's,
@@ -648,7 +436,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         // Read only when the class is new (no allocation per call).
         const Contender who[3] = {{false, d.algorithm}, {true, Algorithm::automatic}, {false, Algorithm::leader}};
         call->trial = trials_.next(count * elem_size, who, d.algorithm == Algorithm::leader ? 2 : 3);
-        if (call->trial.who.hand_down && own_result_only) {
+        if (call->trial.who.hand_down && pair.previous_differs) {
             // Correctness before speed: the class's first contender (the
             // table's choice) runs it, and a timed turn counts as its own.
             call->trial.index = 0;
@@ -656,10 +444,11 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         }
         if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
         if (call->trial.who.hand_down) {
-            call->hand_down = true;
+            call->route = call->trial.decided ? Route::hand_down : Route::contest_down;
             call->why = call->trial.decided ? kTrialWon : kTrialTurn;
             return Status::ok();
         }
+        if (!call->trial.decided) call->route = Route::contest_host;
         d.algorithm = call->trial.who.algorithm;
     }
     Algorithm alg = d.algorithm;
@@ -679,14 +468,27 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         alg = builtin_choice(count * elem_size);
     }
     call->plan_algorithm = alg;
+    // The route: host calls run here or were handed down above; device
+    // calls by what the glue can do with them (decide/route.hpp).  A staged
+    // device call runs on the host: it plans for host memory.
+    if (mem == MemType::host) {
+        if (call->route == Route::none) call->route = Route::host;
+    } else {
+        call->route = device_route(call->algorithm, true, device_caps_, pair);
+        if (call->algorithm == Algorithm::nccl_hier && call->route != Route::nccl_hier && !device_caps_.host_comms &&
+            device_route(call->algorithm, true, DeviceCaps{device_caps_.nccl, true}, pair) == Route::nccl_hier)
+            call->why = kNoHostComms;
+    }
+    const MemType plan_mem = call->route == Route::staged ? MemType::host : mem;
     if (count == 0 || size_ == 1) return Status::ok();
-    const CallUnits u = call_units(cfg_, count, elem_size, mem, cfg_.segment_size, shape_.nodes);
+    const CallUnits u = call_units(cfg_, count, elem_size, plan_mem, cfg_.segment_size, shape_.nodes);
     const std::size_t chunk = u.chunk_count, tail = count % chunk, pipeline = u.pipeline_bytes;
     if (!d.has_segment) segment = u.segment_bytes;  // a rule's segment size is kept as written
     auto plans = [&](Algorithm a, std::size_t seg) {
-        call->plan = call->tail_plan = nullptr;
-        TOPOAR_TRY(plan_for(a, chunk, elem_size, seg, pipeline, mem, &call->plan));
-        if (tail) TOPOAR_TRY(plan_for(a, tail, elem_size, seg, pipeline, mem, &call->tail_plan));
+        call->plan.reset();
+        call->tail_plan.reset();
+        TOPOAR_TRY(plan_for(a, chunk, elem_size, seg, pipeline, plan_mem, &call->plan));
+        if (tail) TOPOAR_TRY(plan_for(a, tail, elem_size, seg, pipeline, plan_mem, &call->tail_plan));
         return Status::ok();
     };
     Status s = plans(alg, segment);
@@ -703,36 +505,31 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     TOPOAR_TRY(s);
     call->chunk_count = chunk;
-    if (call->algorithm == Algorithm::nccl_hier && mem == MemType::cuda) {
+    if (call->route == Route::nccl_hier) {
         // Its own plan besides the built-in one.  Unsupported (no host
-        // level) is an answer, alike on every rank: the built-in plan runs.
+        // level) is an answer, alike on every rank: the built-in plan runs
+        // over NCCL.
         Status h = hier_plan_for(chunk, elem_size, pipeline, &call->hier);
         if (h && tail) h = hier_plan_for(tail, elem_size, pipeline, &call->hier_tail);
         if (!h) {
             if (h.code() != Code::unsupported) return h;
-            call->hier = call->hier_tail = nullptr;
+            call->hier.reset();
+            call->hier_tail.reset();
             hier_why_ = h.message();
-            call->hier_why = hier_why_.c_str();
+            call->why = hier_why_.c_str();
+            call->route = device_route(call->algorithm, false, device_caps_, pair);
         }
     }
     return Status::ok();
 }
 
 Status Engine::hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes,
-                             const HierPlan** out) {
-    auto key = std::make_tuple(count, elem_size, pipeline_bytes);
-    auto it = hier_plans_.find(key);
-    if (it == hier_plans_.end()) {
-        auto h = std::make_unique<HierPlan>();
+                             HierHandle* out) {
+    return plans_.get_hier(PlanCache::HierKey(count, elem_size, pipeline_bytes), [&](HierPlan* h) {
         PlanOptions opts = plan_options(cfg_, elem_size, MemType::cuda);
         opts.pipeline_elems = pipeline_bytes ? std::max<std::size_t>(1, pipeline_bytes / elem_size) : 0;
-        TOPOAR_TRY(plan_nccl_hier_rank(topology_, count, rank_, opts, h.get()));
-        for (const HierShard& sh : h->owned)
-            for (const Round& r : sh.schedule.rounds) plan_bytes_ += sizeof(Round) + r.ops.size() * sizeof(Op);
-        it = hier_plans_.emplace(key, std::move(h)).first;
-    }
-    *out = it->second.get();
-    return Status::ok();
+        return plan_nccl_hier_rank(topology_, count, rank_, opts, h);
+    }, out);
 }
 
 Status Engine::host_position(int* host, int* local, int* hosts) const {
@@ -773,7 +570,8 @@ static Status run_chunks(const PreparedCall& call, void* buf, RunOne run_one) {
 }
 
 Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer, SetupIo* io) {
-    if (call.hand_down) return Status::internal("run() of a call prepare() handed down");
+    if (!runs_on_host(call.route))
+        return Status::internal(std::string("run() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();  // nothing to move
     std::size_t need = call.plan->program.scratch_elems * call.elem_size;
     if (call.tail_plan) need = std::max(need, call.tail_plan->program.scratch_elems * call.elem_size);
@@ -797,13 +595,14 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
     return note_call_time(call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *io);
 }
 
-Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport, bool use_hier) {
-    if (call.hand_down) return Status::internal("run_device() of a call prepare() handed down");
+Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {
+    if (!runs_on_device(call.route))
+        return Status::internal(std::string("run_device() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();
-    if (use_hier) {
+    if (call.route == Route::nccl_hier) {
         if (call.hier == nullptr) return Status::internal("run_device(): the call has no nccl_hier plan");
         return run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
-            const HierPlan& h = &p == call.tail_plan ? *call.hier_tail : *call.hier;
+            const HierPlan& h = &p == call.tail_plan.get() ? *call.hier_tail : *call.hier;
             return run_device_hier(h, part, call.elem_size, transport);
         });
     }
@@ -816,7 +615,7 @@ Status Engine::allreduce(void* buf, std::size_t count, std::size_t elem_size, Tr
                          Reducer& reducer, Algorithm* used) {
     PreparedCall call;
     TOPOAR_TRY(prepare(count, elem_size, MemType::host, &call));
-    if (call.hand_down) return Status::unsupported(call.why);
+    if (is_hand_down(call.route)) return Status::unsupported(call.why);
     *used = call.algorithm;
     return run(call, buf, transport, reducer);
 }

@@ -15,15 +15,18 @@
 #include <utility>
 #include <vector>
 
+#include "config/engine_config.hpp"
+#include "config/params.hpp"
 #include "core/algorithm.hpp"
 #include "decide/decision.hpp"
+#include "decide/route.hpp"
 #include "decide/trials.hpp"
+#include "engine/network_setup.hpp"
+#include "engine/plan_cache.hpp"
 #include "exec/device_executor.hpp"
 #include "exec/executor.hpp"
-#include "exec/probe.hpp"
 #include "model/default_table.hpp"
 #include "model/device_model.hpp"
-#include "params.hpp"
 #include "plan/plan.hpp"
 #include "planners/planner_nccl_hier.hpp"
 #include "planners/planners.hpp"
@@ -54,27 +57,15 @@ struct Decision {
     const char* rule = nullptr;      // Origin::rule: the rule's "file:line"
 };
 
-// A plan with one rank's schedule compiled for the executor; cached by the
-// engine per (algorithm, count, element size, segment size).
-struct CompiledPlan {
-    Plan plan;
-    ExecProgram program;
-    // The cost model's time for the plan (online adaptation), computed at
-    // its first timed call from the full plan (plan holds this rank's
-    // part only); < 0: not yet, 0: not predicted (too large).  Filled in
-    // through the cache's const pointers: a memo, not part of the plan.
-    mutable double predicted = -1;
-    Algorithm algorithm = Algorithm::automatic;
-    std::size_t count = 0;
-    PlanOptions options;
-};
-
-// prepare()'s answer: either hand the call down (with the reason), or run
-// `plan` with run().  Valid until the next prepare() on the same engine
-// (the plan cache may drop entries then).
+// prepare()'s answer: the call's route (decide/route.hpp) and what it
+// runs.  Its plans are handles (engine/plan_cache.hpp): they stay valid as
+// long as the PreparedCall, whatever later prepare() calls drop from the
+// cache.
 struct PreparedCall {
-    bool hand_down = false;
-    const char* why = nullptr;          // hand_down: the reason
+    Route route = Route::none;
+    // For verbose output (static text or the engine's; never needed to
+    // run): why the call is handed down, or why nccl_hier does not run.
+    const char* why = nullptr;
     Algorithm algorithm = Algorithm::automatic;
     // The algorithm of `plan`: `algorithm` itself, or for a device-only
     // algorithm (nccl) the built-in choice run when it cannot be used.
@@ -85,107 +76,26 @@ struct PreparedCall {
                                         // here: the built-in choice runs
     MemType mem = MemType::host;
     std::size_t count = 0, elem_size = 0;
-    const CompiledPlan* plan = nullptr; // nullptr: nothing to move (count 0, one rank)
+    // Prepared for host memory on the host routes (staged device calls
+    // included), for device memory on the device ones.
+    PlanHandle plan;                    // empty: nothing to move (count 0, one rank)
     // Large calls (EngineConfig::chunk_size): `plan` is for chunk_count
     // elements and runs on [0, c), [c, 2c), ...; tail_plan (or nullptr)
     // covers the last count % chunk_count.  chunk_count == count: one run.
     std::size_t chunk_count = 0;
-    const CompiledPlan* tail_plan = nullptr;
-    // nccl_hier on device buffers: its plan for this rank (per chunk, and
-    // for the tail as above), or nullptr with the reason in hier_why
-    // (`plan` then runs, as for the pairs NCCL cannot reduce).
-    const HierPlan* hier = nullptr;
-    const HierPlan* hier_tail = nullptr;
-    const char* hier_why = nullptr;
+    PlanHandle tail_plan;
+    // Route::nccl_hier: its plan for this rank (per chunk, and for the tail
+    // as above).
+    HierHandle hier;
+    HierHandle hier_tail;
     // auto's small-message contest (decide/trials.hpp): this call's turn
-    // (trial.cls < 0: none).  While the class is undecided (!trial.decided)
-    // the caller times the call, handed down or run, and reports it with
-    // Engine::note_trial.
+    // (trial.cls < 0: none).  While the class is undecided (the contest
+    // routes) the caller times the call, handed down or run, and reports
+    // it with Engine::note_trial.
     SizeTrials::Turn trial;
     std::size_t num_chunks() const {
         return chunk_count ? (count + chunk_count - 1) / chunk_count : 0;
     }
-};
-
-// What an engine is configured with.  The fields the MCA parameters set
-// carry the parameter's name, and their defaults come from the parameter
-// table (params.hpp), applied by the constructor: set_param(&cfg, name,
-// text) sets one by name, as the glue does.
-struct EngineConfig {
-    EngineConfig();  // every parameter of params.hpp at its default
-
-    // coll_topoar_allreduce_algorithm: forced, or auto.
-    Algorithm algorithm;
-    // coll_topoar_segment_size: largest message the executor sends
-    // (operations are cut into steps of this size and flow step by step).
-    // At or below the TCP BTL's eager limit (64 KiB) no message waits for a
-    // rendezvous handshake, which behind a full switch queue costs a
-    // queueing delay each.
-    std::size_t segment_size;
-    // coll_topoar_pipeline_size: pipelining unit planners build into their
-    // rounds (0: none; the executor's step-wise dataflow already pipelines
-    // chains and trees).
-    std::size_t pipeline_size;
-    // coll_topoar_chunk_size: a call of more bytes runs as consecutive
-    // chunks of this size (0: never), each with the same cached plan.
-    std::size_t chunk_size;
-    // coll_topoar_single_node_fallback: auto on a communicator within one
-    // host hands the call down (tuned's shared-memory algorithms are faster
-    // there than topoar's network-shaped ones; measured in
-    // docs/performance.md).  A rules file still applies.
-    bool single_node_fallback;
-    // coll_topoar_small_msg_size: built-in choice when neither a rules file
-    // nor the cost-model table decides: the latency algorithm up to this
-    // size, trees above.
-    std::size_t small_msg_size;
-    // coll_topoar_model_table: auto's default table computed at set-up from
-    // the cost model for the discovered topology (default_table.hpp); false
-    // = only the fixed built-in choice above.
-    bool model_table;
-    // coll_topoar_model_overhead: the model's software cost per message,
-    // seconds.
-    double model_overhead;
-    // coll_topoar_model_margin: how much faster (a fraction) a candidate
-    // must be predicted than a simpler one (algorithm.hpp's simplicity
-    // order) to win a size of the default table.
-    double model_margin;
-    int num_trees = 0;              // aggregation trees (0: planner's choice)
-    std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
-    // coll_topoar_topology_file, _rack_file and the *_link defaults.
-    DiscoveryOptions discovery;
-    // coll_topoar_probe: measure the links between hosts at set-up when no
-    // file, Slurm address or coll_topoar_node_link describes them
-    // (exec/probe.hpp, topology/measured.hpp); coll_topoar_probe_time:
-    // what all probe rounds together aim at.
-    bool probe = true;
-    ProbeOptions probe_options;
-    bool node_link_given = false;  // coll_topoar_node_link was set
-    // coll_topoar_adapt, _adapt_interval, _adapt_threshold, _adapt_max:
-    // online adaptation on measured links.  Calls of at least
-    // adapt_min_bytes are timed against the cost model's prediction; every
-    // adapt_interval of them the ranks compare notes, and when they ran
-    // more than adapt_threshold slower (relative) than in the first window
-    // after set-up, the links are measured again and the table and plans
-    // rebuilt, at most adapt_max times per communicator.
-    bool adapt = true;
-    int adapt_interval = 8;
-    double adapt_threshold = 0.5;
-    int adapt_max = 4;
-    std::size_t adapt_min_bytes = std::size_t(1) << 20;
-    // coll_topoar_trial_calls, _trial_max_size: auto's host calls across
-    // hosts of at most trial_max_size bytes are a contest for their
-    // power-of-two size class first: the table's choice, the previous
-    // module and the latency algorithm each run trial_calls timed calls,
-    // then the ranks agree on the fastest (decide/trials.hpp).  0: none.
-    int trial_calls = 24;
-    std::size_t trial_max_size = 64 * 1024;
-    // coll_topoar_gpu_link, _gpu_nic_link, _gpu_model_overhead: the cost
-    // model for device buffers (model/device_model.hpp; its table:
-    // build_device_default_table).
-    DeviceModel gpu_model;
-    // coll_topoar_rules_file (docs/rules-format.md) that auto consults
-    // first; "" = none.
-    std::string rules_file;
 };
 
 // The options an engine with `cfg` plans with for elements of elem_size
@@ -215,29 +125,6 @@ CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t ele
 // one).
 DefaultTableOptions table_options(const EngineConfig& cfg);
 
-// build_default_table (model/default_table.hpp) through a process-wide
-// cache keyed by the topology and the options (*hit: it was there).
-Status build_default_table_cached(const Topology& topo, const DefaultTableOptions& opts, DecisionTable* table,
-                                  DefaultTableReport* report, bool* hit = nullptr);
-
-// What set-up may use to talk to the other ranks (the glue's point-to-point
-// and allgather).  Without it set-up measures nothing and assumes links.
-struct SetupIo {
-    Transport* transport = nullptr;
-    // Every rank gives `bytes` at mine; all receives size x bytes, by rank.
-    std::function<Status(const void* mine, std::size_t bytes, void* all)> allgather;
-};
-
-// Where the links between hosts came from.
-enum class NetworkSource { single_host, described, assumed, measured, cached };
-const char* to_string(NetworkSource s);
-
-// The digest (MeasuredNetwork::digest) of this process's widest measured
-// network, 0 if none: what a rank advertises in RankInfo::probe_digest.
-std::uint64_t probe_cache_digest();
-// Forgets every measured network of this process (tests).
-void clear_probe_cache();
-
 class Engine {
 public:
     Engine(int rank, int size, EngineConfig cfg);
@@ -263,9 +150,12 @@ public:
     bool hands_down(std::size_t bytes) const {
         return decide(bytes, MemType::host).origin == Origin::hand_down;
     }
-    static const char* const kHandDownReason;  // prepare()'s reason for it
     // hands_down() at every size: no rules file can claim a call.
     bool hands_down_all() const { return hands_down(0) && rules_.empty(); }
+    // What the glue can do with device buffers here (decide/route.hpp),
+    // registered once it set them up; device calls' routes follow from it.
+    void set_device_caps(const DeviceCaps& caps) { device_caps_ = caps; }
+    const DeviceCaps& device_caps() const { return device_caps_; }
     const DecisionTable& rules() const { return rules_; }
     // The cost-model table and what its construction predicted (empty when
     // not built: forced algorithm, model_table off, one host, one rank,
@@ -291,19 +181,18 @@ public:
     // communicator and the built-in choice ran.
     static std::string describe_origin(const PreparedCall& call);
 
-    // Asked once per call: decides, and plans on first use of a size.  A
-    // hand-down is an answer (call.hand_down), not an error; an error that
-    // is Code::unsupported was decided identically on every rank before
-    // anything moved (the caller falls back).  own_result_only: the
-    // previous module's result for this call's (op, type) can differ from
-    // topoar's own beyond floating-point rounding (Open MPI 4.1's op/avx
-    // saturates 8- and 16-bit integer sums that topoar wraps), so it never
-    // runs the call for speed: no contest turn of its, and a class it won
-    // runs the table's choice.  Every rank passes the same value (the op and
-    // the type are the call's).
+    // Asked once per call: decides the route, and plans on first use of a
+    // size.  A hand-down is an answer (its route), not an error; an error
+    // that is Code::unsupported was decided identically on every rank
+    // before anything moved (the caller falls back).  pair: what reduces
+    // the call's (op, type) on the device (device calls), and whether the
+    // previous module's result could differ from topoar's (host calls:
+    // PairCaps::previous_differs; every rank passes the same, the op and
+    // the type being the call's).
     Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
-                   bool own_result_only = false);
-    // In-place all-reduce of buf with a prepared call (host executor).
+                   const PairCaps& pair = PairCaps{});
+    // In-place all-reduce of buf with a prepared call of a host route
+    // (host executor; runs_on_host(call.route)).
     // io: for online adaptation (the ranks' agreement and the probes);
     // nullptr: no adaptation on this call.
     Status run(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer, SetupIo* io = nullptr);
@@ -321,15 +210,15 @@ public:
     // the class's last turn, which every rank reaches at the same call:
     // one allgather of the means, then the winner runs the class.
     Status note_trial(const PreparedCall& call, double seconds, SetupIo& io);
-    // The same prepared call on device memory, through a stream-ordered
-    // device transport (device_executor.hpp): `plan`, or with use_hier the
-    // call's nccl_hier plan (call.hier must be set).
-    Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport, bool use_hier = false);
+    // A prepared call of a device route (runs_on_device(call.route)) on
+    // device memory, through a stream-ordered device transport
+    // (device_executor.hpp): `plan`, or for Route::nccl_hier its plans.
+    Status run_device(const PreparedCall& call, void* buf, DeviceTransport& transport);
     // nccl_hier's view of this rank (set up): its host's index and its own
     // index there, or unsupported (no host level).
     Status host_position(int* host, int* local, int* hosts) const;
-    // prepare() then run() (a hand-down is Code::unsupported with the
-    // reason); for tests and tools.
+    // prepare() then run() (a hand-down route is Code::unsupported with
+    // the reason); for tests and tools.
     Status allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
                      Reducer& reducer, Algorithm* used);
 
@@ -338,7 +227,7 @@ private:
     Status build_model_table();
     double predicted_seconds(const PreparedCall& call);
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
-                    std::size_t pipeline_bytes, MemType mem, const CompiledPlan** out);
+                    std::size_t pipeline_bytes, MemType mem, PlanHandle* out);
     Algorithm builtin_choice(std::size_t bytes) const;
 
     int rank_, size_;
@@ -366,20 +255,12 @@ private:
     // every rank builds the same one from the same data, no communication.
     DecisionTable device_table_;
     bool device_table_tried_ = false;
+    DeviceCaps device_caps_;
     void build_device_table();
     CommShape shape_;
-    // Keyed by (algorithm, count, element size, segment bytes, pipelining
-    // bytes, memory type): segments are in elements, a rule may set its own
-    // segment size, large calls scale both units (scaled_unit), device
-    // plans have their own pipelining unit.
-    std::map<std::tuple<int, std::size_t, std::size_t, std::size_t, std::size_t, int>, std::unique_ptr<CompiledPlan>>
-        plans_;
-    std::size_t plan_bytes_ = 0;  // footprint of plans_
-    // nccl_hier plans by (count, elem_size, pipelining bytes): kept with
-    // plans_ and dropped with it.
-    std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::unique_ptr<HierPlan>> hier_plans_;
-    std::string hier_why_;  // why the last nccl_hier call could not plan
-    Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, const HierPlan** out);
+    PlanCache plans_;  // this communicator's plans (engine/plan_cache.hpp)
+    std::string hier_why_;  // why the last nccl_hier call could not plan (PreparedCall::why)
+    Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, HierHandle* out);
     Executor executor_;
     std::unique_ptr<unsigned char[]> scratch_;
     std::size_t scratch_size_ = 0;

@@ -52,9 +52,14 @@ struct topoar_engine {
     std::unique_ptr<Transport> io_link;  // over io_transport; null: no I/O given
     SetupIo setup_io;
     std::string error;
-    std::string description;
-    std::string origin;  // topoar_engine_last_origin's buffer
+    // Each text result has its own buffer, valid until the next call of the
+    // same function on this engine (never invalidated by another one).
+    std::string described;  // topoar_engine_describe
+    std::string notice;     // topoar_engine_notice
+    std::string topology;   // topoar_engine_topology_text
+    std::string origin;     // topoar_engine_last_origin
     PreparedCall call;   // the last prepared call
+    topoar_device_caps_t caps{};  // as the glue registered them (pair tests)
     Status config_error; // a bad parameter value, reported by setup
     topoar_engine(int rank, int size, EngineConfig cfg, Status bad)
         : engine(rank, size, std::move(cfg)), config_error(std::move(bad)) {}
@@ -296,10 +301,10 @@ int topoar_config_hands_down_single_host(const topoar_config_t* cfg, const char*
         // built there, so nothing else claims a size).  With a topology or
         // rack file the full set-up runs, so a file that cannot be read or
         // parsed is still reported on every communicator.
-        if (c.algorithm != Algorithm::automatic || !c.single_node_fallback || !c.rules_file.empty() ||
+        if (!one_host_hands_down(c.algorithm, c.single_node_fallback) || !c.rules_file.empty() ||
             !c.discovery.topology_file.empty() || !c.discovery.rack_file.empty())
             return 0;
-        if (why) *why = Engine::kHandDownReason;
+        if (why) *why = kOneHostHandDownReason;
         return 1;
     } catch (...) {
         return 0;
@@ -348,17 +353,19 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
     }
 }
 
-int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, int mem, int flags,
-                          topoar_call_t* call) {
+}  // extern "C"
+
+namespace {
+int prepare_call(topoar_engine_t* e, size_t count, size_t elem_size, int mem, const PairCaps& pair,
+                 topoar_call_t* call) {
     try {
         std::memset(call, 0, sizeof(*call));
         if (mem != TOPOAR_MEM_HOST && mem != TOPOAR_MEM_CUDA)
             return fail(e, Status::invalid("prepare: memory type " + std::to_string(mem)));
-        Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call,
-                                     (flags & TOPOAR_PREPARE_OWN_RESULT_ONLY) != 0);
+        Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call, pair);
         if (!s) return fail(e, s);
         const PreparedCall& p = e->call;
-        call->hand_down = p.hand_down ? 1 : 0;
+        call->route = static_cast<int>(p.route);
         call->why = p.why;
         call->algorithm = static_cast<int>(p.algorithm);
         call->plan_algorithm = static_cast<int>(p.plan_algorithm);
@@ -366,9 +373,6 @@ int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, in
         call->mem = mem;
         call->count = count;
         call->elem_size = elem_size;
-        call->hier = p.hier != nullptr ? 1 : 0;
-        call->hier_why = p.hier_why;
-        call->trial = p.trial.cls >= 0 && !p.trial.decided ? 1 : 0;
         return TOPOAR_OK;
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("prepare: out of memory"));
@@ -379,10 +383,45 @@ int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, in
     }
 }
 
+// The call the glue hands back is the one prepared last (the engine keeps
+// its plans until the next prepare).
+bool is_last_prepared(const topoar_engine_t* e, const topoar_call_t* call) {
+    const PreparedCall& p = e->call;
+    return call->count == p.count && call->elem_size == p.elem_size && call->route == static_cast<int>(p.route) &&
+           call->algorithm == static_cast<int>(p.algorithm);
+}
+}  // namespace
+
+extern "C" {
+
+int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, int mem, int flags,
+                          topoar_call_t* call) {
+    PairCaps pair;
+    pair.previous_differs = (flags & TOPOAR_PREPARE_OWN_RESULT_ONLY) != 0;
+    return prepare_call(e, count, elem_size, mem, pair, call);
+}
+
+int topoar_engine_set_device_caps(topoar_engine_t* e, const topoar_device_caps_t* caps) {
+    e->caps = *caps;
+    DeviceCaps c;
+    c.nccl = caps->nccl != 0;
+    c.host_comms = caps->host_comms != 0;
+    e->engine.set_device_caps(c);
+    return TOPOAR_OK;
+}
+
+int topoar_engine_prepare_device(topoar_engine_t* e, size_t count, size_t elem_size, int redop, int redtype,
+                                 topoar_call_t* call) {
+    PairCaps pair;
+    pair.nccl_reduces = e->caps.nccl_reduces && e->caps.nccl_reduces(redop, redtype);
+    pair.kernels_reduce = e->caps.kernels_reduce && e->caps.kernels_reduce(redop, redtype);
+    return prepare_call(e, count, elem_size, TOPOAR_MEM_CUDA, pair, call);
+}
+
 int topoar_engine_trial_done(topoar_engine_t* e, const topoar_call_t* call, double seconds) {
     try {
         const PreparedCall& p = e->call;
-        if (call->count != p.count || call->elem_size != p.elem_size || !call->trial)
+        if (!is_last_prepared(e, call) || (p.route != Route::contest_host && p.route != Route::contest_down))
             return fail(e, Status::internal("trial_done: the call is not the last trial prepared on this engine"));
         if (!e->io_link) return TOPOAR_OK;  // no trials without set-up I/O (prepare never starts one)
         Status s = e->engine.note_trial(p, seconds, e->setup_io);
@@ -400,8 +439,7 @@ int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, 
                       const topoar_reducer_t* reducer) {
     try {
         const PreparedCall& p = e->call;
-        if (call->count != p.count || call->elem_size != p.elem_size || call->hand_down || p.hand_down ||
-            call->algorithm != static_cast<int>(p.algorithm))
+        if (!is_last_prepared(e, call))
             return fail(e, Status::internal("run: the call is not the last one prepared on this engine"));
         CallbackTransport t(*transport);
         CallbackReducer r(*reducer);
@@ -416,18 +454,14 @@ int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, 
     }
 }
 
-}  // extern "C"
-
-namespace {
-int run_device_call(topoar_engine_t* e, const topoar_call_t* call, void* buf,
-                    const topoar_device_transport_t* transport, bool hier) {
+int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void* buf,
+                             const topoar_device_transport_t* transport) {
     try {
         const PreparedCall& p = e->call;
-        if (call->count != p.count || call->elem_size != p.elem_size || call->hand_down || p.hand_down ||
-            call->algorithm != static_cast<int>(p.algorithm))
+        if (!is_last_prepared(e, call))
             return fail(e, Status::internal("run_device: the call is not the last one prepared on this engine"));
         CallbackDeviceTransport t(*transport);
-        Status s = e->engine.run_device(p, buf, t, hier);
+        Status s = e->engine.run_device(p, buf, t);
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("allreduce (device): out of memory"));
@@ -436,19 +470,6 @@ int run_device_call(topoar_engine_t* e, const topoar_call_t* call, void* buf,
     } catch (...) {
         return fail(e, Status::internal("allreduce (device): unknown exception"));
     }
-}
-}  // namespace
-
-extern "C" {
-
-int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void* buf,
-                             const topoar_device_transport_t* transport) {
-    return run_device_call(e, call, buf, transport, false);
-}
-
-int topoar_engine_run_device_hier(topoar_engine_t* e, const topoar_call_t* call, void* buf,
-                                  const topoar_device_transport_t* transport) {
-    return run_device_call(e, call, buf, transport, true);
 }
 
 int topoar_engine_host_position(topoar_engine_t* e, int* host, int* local, int* hosts) {
@@ -463,7 +484,7 @@ int topoar_engine_host_position(topoar_engine_t* e, int* host, int* local, int* 
 int topoar_engine_hands_down_all(const topoar_engine_t* e, const char** why) {
     try {
         if (!e->engine.hands_down_all()) return 0;
-        if (why) *why = Engine::kHandDownReason;
+        if (why) *why = kOneHostHandDownReason;
         return 1;
     } catch (...) {
         return 0;  // prepare() decides per call then
@@ -483,11 +504,11 @@ const char* topoar_engine_error(const topoar_engine_t* e) { return e->error.c_st
 
 const char* topoar_engine_notice(topoar_engine_t* e) {
     try {
-        e->description = e->engine.take_notice();
+        e->notice = e->engine.take_notice();
     } catch (...) {
-        e->description.clear();
+        e->notice.clear();
     }
-    return e->description.empty() ? nullptr : e->description.c_str();
+    return e->notice.empty() ? nullptr : e->notice.c_str();
 }
 
 const char* topoar_engine_describe(topoar_engine_t* e) {
@@ -505,20 +526,20 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
                   << t.to_text("cost model");
             }
         }
-        e->description = s.str();
+        e->described = s.str();
     } catch (...) {
-        e->description.clear();
+        e->described.clear();
     }
-    return e->description.c_str();
+    return e->described.c_str();
 }
 
 const char* topoar_engine_topology_text(topoar_engine_t* e) {
     try {
-        e->description = e->engine.ready() ? e->engine.topology().to_text() : std::string();
+        e->topology = e->engine.ready() ? e->engine.topology().to_text() : std::string();
     } catch (...) {
-        e->description.clear();
+        e->topology.clear();
     }
-    return e->description.c_str();
+    return e->topology.c_str();
 }
 
 }  // extern "C"

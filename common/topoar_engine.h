@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "decide/route.h" /* TOPOAR_ROUTE_*: a call's route */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -94,7 +96,7 @@ typedef struct topoar_reducer {
     void (*reduce)(void *ctx, const void *in, void *inout, size_t count);
 } topoar_reducer_t;
 
-/* Parameters: the table of common/params.hpp.  The glue registers one
+/* Parameters: the table of common/config/params.hpp.  The glue registers one
  * coll_topoar_NAME MCA variable per entry and hands the values back by name
  * as text (topoar_config_t). */
 enum {
@@ -193,16 +195,19 @@ typedef struct topoar_setup_io {
  * measured). */
 int topoar_engine_setup_io(topoar_engine_t *engine, const topoar_rank_info_t *all, const topoar_setup_io_t *io);
 
-/* One call, asked once: topoar_engine_prepare() decides (and plans on the
- * first use of a size); the glue then either hands the call down
- * (call->hand_down, reason in call->why) or runs it with
- * topoar_engine_run().  A prepared call stays valid until the next
+/* One call, asked once: topoar_engine_prepare() decides the call's route
+ * (decide/route.h; and plans on the first use of a size); the glue
+ * switches on call->route: hands the call down, or runs it with
+ * topoar_engine_run() (host routes) or topoar_engine_run_device() (device
+ * routes).  A prepared call stays valid until the next
  * topoar_engine_prepare() on the same engine.  TOPOAR_ERR_UNSUPPORTED from
  * prepare was decided identically on every rank before anything moved: the
  * caller falls back. */
 typedef struct topoar_call {
-    int hand_down;      /* nonzero: give the call to the previous module */
-    const char *why;    /* hand_down: the reason (static text) */
+    int route;          /* TOPOAR_ROUTE_* */
+    const char *why;    /* for verbose output, or NULL: why the call is
+                         * handed down, or why nccl_hier does not run
+                         * (static or engine text, valid as the call) */
     int algorithm;      /* the algorithm decided (a device-only one, e.g.
                          * nccl, is run by the GPU path itself) */
     int plan_algorithm; /* the algorithm of the plan topoar_engine_run()
@@ -212,15 +217,6 @@ typedef struct topoar_call {
     int mem;            /* TOPOAR_MEM_* as passed to prepare */
     size_t count;       /* elements */
     size_t elem_size;   /* bytes per element (the extent) */
-    int hier;           /* nccl_hier on device buffers: its plan is ready
-                         * (topoar_engine_run_device_hier); 0: it cannot
-                         * plan here, the reason in hier_why */
-    const char *hier_why;
-    int trial;          /* nonzero: a turn of the small-message contest
-                         * (coll_topoar_trial_calls) while it is undecided;
-                         * whether handed down or run, the glue times the
-                         * call and reports it with
-                         * topoar_engine_trial_done() */
 } topoar_call_t;
 
 /* prepare's flags.  OWN_RESULT_ONLY: the previous module's result for
@@ -231,15 +227,37 @@ typedef struct topoar_call {
  * choice for this call.  Every rank must pass the same flags. */
 #define TOPOAR_PREPARE_OWN_RESULT_ONLY 1
 
+/* Host calls (TOPOAR_MEM_HOST); a contest turn (TOPOAR_ROUTE_CONTEST_*)
+ * is timed by the glue and reported with topoar_engine_trial_done().
+ * flags: TOPOAR_PREPARE_* above, or 0. */
 int topoar_engine_prepare(topoar_engine_t *engine, size_t count, size_t elem_size, int mem, int flags,
                           topoar_call_t *call);
 
+/* What the glue can do with device buffers on this communicator, registered
+ * once it set them up (again only if one of them changes): the routes of
+ * device calls follow from it (decide/route.hpp). */
+typedef struct topoar_device_caps {
+    int nccl;       /* an NCCL communicator over the communicator is ready */
+    int host_comms; /* nccl_hier's per-host NCCL communicator is ready or
+                     * may still be made */
+    /* Whether ncclAllReduce / topoar's device kernels reduce an (op, type)
+     * pair (TOPOAR_REDUCE_* numbers); NULL: no. */
+    int (*nccl_reduces)(int redop, int redtype);
+    int (*kernels_reduce)(int redop, int redtype);
+} topoar_device_caps_t;
+int topoar_engine_set_device_caps(topoar_engine_t *engine, const topoar_device_caps_t *caps);
+
+/* A device call (TOPOAR_MEM_CUDA) of the (op, type) pair redop/redtype. */
+int topoar_engine_prepare_device(topoar_engine_t *engine, size_t count, size_t elem_size, int redop, int redtype,
+                                 topoar_call_t *call);
+
 /* In-place all-reduce of call->count elements in buf, with the call the
- * last topoar_engine_prepare() returned. */
+ * last topoar_engine_prepare() returned (route HOST, CONTEST_HOST or
+ * STAGED; buf in host memory). */
 int topoar_engine_run(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
                       const topoar_transport_t *transport, const topoar_reducer_t *reducer);
 
-/* After a call whose prepare set call->trial (handed down or run): its
+/* After a contest turn (route CONTEST_HOST or CONTEST_DOWN): its
  * wall time on this rank.  Collective at the contest's last call of a size
  * class (every rank reaches it at the same call): the ranks pool their
  * mean times with one allgather and the fastest contender runs the class from
@@ -270,17 +288,14 @@ typedef struct topoar_device_transport {
     int (*host_broadcast)(void *ctx, const void *send, void *recv, size_t count, int root);
 } topoar_device_transport_t;
 
-/* topoar_engine_run() on device memory: the prepared call's plan, one
- * grouped launch per round, reductions on the same stream; returns once the
- * result is in buf (the stream is synchronized). */
+/* topoar_engine_run() on device memory for the device routes NCCL_PLAN
+ * (the prepared call's plan, one grouped launch per round, reductions on
+ * the same stream) and NCCL_HIER (host collectives through the transport's
+ * host_* callbacks, shard plans across hosts through send/recv; peers:
+ * comm ranks); returns once the result is in buf (the stream is
+ * synchronized). */
 int topoar_engine_run_device(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
                              const topoar_device_transport_t *transport);
-
-/* The prepared call's nccl_hier plan (call->hier nonzero) on device memory:
- * host collectives through the transport's host_* callbacks, shard plans
- * across hosts through send/recv (peers: comm ranks). */
-int topoar_engine_run_device_hier(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
-                                  const topoar_device_transport_t *transport);
 
 /* nccl_hier's view of this rank, after set-up: the index of its host
  * (hosts in topology order), its index among the host's ranks (ascending
@@ -300,13 +315,18 @@ int topoar_engine_hands_down_all(const topoar_engine_t *engine, const char **why
 const char *topoar_engine_last_origin(topoar_engine_t *engine);
 
 /* What online adaptation (coll_topoar_adapt) did during the last run, for
- * verbose output, or NULL if nothing (valid until the next call). */
+ * verbose output, or NULL if nothing.
+ *
+ * The text results (last_origin, notice, describe, topology_text) each
+ * have their own buffer in the engine: a result stays valid until the next
+ * call of the same function on the same engine (or its destruction),
+ * whatever other function is called in between. */
 const char *topoar_engine_notice(topoar_engine_t *engine);
 
 /* The last error's message ("" if none). */
 const char *topoar_engine_error(const topoar_engine_t *engine);
 
-/* The discovered topology as a printable tree (valid until the next call). */
+/* The discovered topology as a printable tree. */
 const char *topoar_engine_describe(topoar_engine_t *engine);
 
 /* The discovered topology in the topology file format (docs/topology-format.md). */

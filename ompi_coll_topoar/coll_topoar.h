@@ -1,11 +1,23 @@
 /*
  * topoar: a topology-aware MPI_Allreduce as an Open MPI coll component.
  *
- * This directory is the thin C glue: MCA parameters and performance
- * variables (coll_topoar_component.c), per-communicator modules
- * (coll_topoar_module.c) and the MPI_Allreduce entry point with its
- * eligibility checks and fallback (coll_topoar_allreduce.c).  The algorithms
- * live in ../common (C++, behind topoar_engine.h).
+ * This directory is the thin C glue, one job per file; a file calls only
+ * the files below it (no circle):
+ *
+ *   coll_topoar_component.c  registration: MCA parameters, open/close,
+ *                            comm_query (offers a module)
+ *   coll_topoar_allreduce.c  the entry point: host or device buffers
+ *   coll_topoar_host.c       the host call: eligibility, set-up, the route
+ *   coll_topoar_gpu.c        the device call (never the host entry), NCCL
+ *   coll_topoar_module.c     the module's life, its collective set-up,
+ *                            which calls it takes, the fallback to the
+ *                            previous module
+ *   coll_topoar_transport.c  the PML transport and local reduction the
+ *                            engine runs a prepared call with
+ *   coll_topoar_log.c        MPI_T variables, counters, logging, failures
+ *   coll_topoar_ops.c        (op, datatype) -> topoar's own reduction ids
+ *
+ * The algorithms live in ../common (C++, behind topoar_engine.h).
  */
 #ifndef MCA_COLL_TOPOAR_EXPORT_H
 #define MCA_COLL_TOPOAR_EXPORT_H
@@ -35,7 +47,7 @@ typedef struct mca_coll_topoar_component_t {
         char *s;   /* TOPOAR_PARAM_STRING */
     } params[TOPOAR_PARAM_MAX];
 
-    /* MPI_T: algorithm and TOPOAR_PATH_* of this process's last call, in
+    /* MPI_T: algorithm and TOPOAR_ROUTE_* of this process's last call, in
      * whichever thread it ran: written with mca_coll_topoar_set_last*. */
     int last_algorithm;
     int last_path;
@@ -61,21 +73,6 @@ enum {
     TOPOAR_CUDA_AWARE_NEVER = 0,  /* always stage through pinned host memory */
     TOPOAR_CUDA_AWARE_AUTO = 1,   /* when MPIX_Query_cuda_support() says so */
     TOPOAR_CUDA_AWARE_ALWAYS = 2, /* without asking (an MPI the query does not know) */
-};
-
-/* Which way the last call went (MPI_T coll_topoar_allreduce_last_path). */
-enum {
-    TOPOAR_PATH_NONE = 0,
-    TOPOAR_PATH_HOST = 1,           /* host buffers, topoar's plan */
-    TOPOAR_PATH_HAND_DOWN = 2,      /* host buffers, previous module */
-    TOPOAR_PATH_NCCL = 3,           /* device buffers, topoar's plan over NCCL */
-    TOPOAR_PATH_NCCL_ALLREDUCE = 4, /* device buffers, ncclAllReduce */
-    TOPOAR_PATH_STAGED = 5,         /* device buffers via pinned host memory, topoar's plan */
-    TOPOAR_PATH_STAGED_DOWN = 6,    /* device buffers via pinned host memory, previous module */
-    TOPOAR_PATH_DEVICE_DOWN = 7,    /* device buffers given to the previous module as they are
-                                     * (a CUDA-aware MPI under topoar) */
-    TOPOAR_PATH_NCCL_HIER = 8,      /* device buffers by nccl_hier: NCCL inside the hosts,
-                                     * topoar's plans across them */
 };
 
 OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;
@@ -111,6 +108,8 @@ typedef struct mca_coll_topoar_module_t {
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
     struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
+    /* frees it with the module (set by coll_topoar_gpu.c with the state) */
+    void (*gpu_free)(struct mca_coll_topoar_module_t *m);
     /* The context of the transport set-up hands the engine, which keeps it
      * for online adaptation: it measures the links again in the middle of
      * a later call, so it lives as long as the module. */
@@ -141,7 +140,7 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
                              struct ompi_communicator_t *comm);
 int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *where);
 void mca_coll_topoar_count(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, size_t bytes,
-                           int algorithm, int path);
+                           int algorithm, int route);
 
 /* The host path of a call (no memory-type question). */
 int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
@@ -153,13 +152,25 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
  * state freed with the module. */
 void mca_coll_topoar_gpu_open(void);
 void mca_coll_topoar_gpu_close(void);
+/* *host_call set: not a device call after all; the caller runs the host
+ * call with *host_sbuf as the send buffer. */
 int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, int s_dev, int r_dev);
-void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m);
+                                  struct ompi_communicator_t *comm, int s_dev, int r_dev, int *host_call,
+                                  const void **host_sbuf);
+
+/* coll_topoar_module.c: enable (remembers the previous allreduce). */
+int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
+/* coll_topoar_transport.c: the PML transport over ctx. */
+void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out);
+/* coll_topoar_log.c: MPI_T variables (at register); what the engine decided
+ * at run time (online adaptation, a contest's outcome), on rank 0 at
+ * verbose 10. */
+int mca_coll_topoar_register_pvars(void);
+void mca_coll_topoar_print_notice(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *what);
 
 /* The engine parameters' current values as name/value text for
- * topoar_engine_create (coll_topoar_component.c). */
+ * topoar_engine_create (coll_topoar_module.c). */
 typedef struct mca_coll_topoar_config {
     topoar_config_t cfg;
     const char *names[TOPOAR_PARAM_MAX];
@@ -180,14 +191,14 @@ void mca_coll_topoar_config(mca_coll_topoar_config_t *out);
 
 /* The MPI_T "last call" variables: one call's value, never a torn one; the
  * two may come from different threads' calls. */
-static inline void mca_coll_topoar_set_last_path(int path)
+static inline void mca_coll_topoar_set_last_path(int route)
 {
-    __atomic_store_n(&mca_coll_topoar_component.last_path, path, __ATOMIC_RELAXED);
+    __atomic_store_n(&mca_coll_topoar_component.last_path, route, __ATOMIC_RELAXED);
 }
-static inline void mca_coll_topoar_set_last(int algorithm, int path)
+static inline void mca_coll_topoar_set_last(int algorithm, int route)
 {
     __atomic_store_n(&mca_coll_topoar_component.last_algorithm, algorithm, __ATOMIC_RELAXED);
-    mca_coll_topoar_set_last_path(path);
+    mca_coll_topoar_set_last_path(route);
 }
 
 /* A per-communicator counter that an MPI_T reader in another thread may
@@ -207,9 +218,6 @@ static inline bool mca_coll_topoar_first_time(bool *flag)
 {
     return !__atomic_exchange_n(flag, true, __ATOMIC_RELAXED);
 }
-
-/* The module behind comm's allreduce if it is ours, else NULL. */
-mca_coll_topoar_module_t *mca_coll_topoar_module_of(struct ompi_communicator_t *comm);
 
 END_C_DECLS
 

@@ -1,6 +1,8 @@
 /*
- * topoar component: MCA parameters and MPI_T performance variables,
- * registered once per process.
+ * topoar component: registration with Open MPI -- the MCA parameters
+ * (MPI_T performance variables: coll_topoar_log.c), open and close, and the
+ * per-communicator query that offers a module (coll_topoar_module.c) whose
+ * allreduce is the entry point (coll_topoar_allreduce.c).
  */
 #include "coll_topoar.h"
 
@@ -39,7 +41,7 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
     .verbose = 0,
     .output = -1,
     .last_algorithm = TOPOAR_LAST_NONE,
-    .last_path = TOPOAR_PATH_NONE,
+    .last_path = TOPOAR_ROUTE_NONE,
     .cuda = true,
     .nccl = true,
     .check_mem_type = false,
@@ -80,110 +82,10 @@ static void build_algorithm_values(void)
     algorithm_values[n].string = NULL;
 }
 
-/* ---- MPI_T performance variables ---------------------------------------- */
-
-/* Communicator-bound variables: Open MPI dereferences the handle pointer
- * the tool passed to MPI_T_pvar_handle_alloc, so obj is the communicator. */
-static int pvar_notify(mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void *obj, int *count)
-{
-    (void) pvar;
-    (void) obj;
-    if (MCA_BASE_PVAR_HANDLE_BIND == event) {
-        *count = 1;
-    }
-    return OMPI_SUCCESS;
-}
-
-static mca_coll_topoar_module_t *pvar_module(void *obj)
-{
-    ompi_communicator_t *comm = (ompi_communicator_t *) obj;
-    if (NULL == comm || ompi_comm_invalid(comm)) {
-        return NULL;
-    }
-    return mca_coll_topoar_module_of(comm);
-}
-
-static int pvar_get_handled(const mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    mca_coll_topoar_module_t *m = pvar_module(obj);
-    (void) pvar;
-    *(unsigned long long *) value = m ? mca_coll_topoar_read(&m->handled) : 0;
-    return OMPI_SUCCESS;
-}
-
-static int pvar_get_fallback(const mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    mca_coll_topoar_module_t *m = pvar_module(obj);
-    (void) pvar;
-    *(unsigned long long *) value = m ? mca_coll_topoar_read(&m->fallback) : 0;
-    return OMPI_SUCCESS;
-}
-
-static int register_pvars(void)
-{
-    const mca_base_component_t *c = &mca_coll_topoar_component.super.collm_version;
-    int rc;
-
-    rc = mca_base_component_pvar_register(
-        c, "allreduce_handled", "MPI_Allreduce calls on this communicator executed by topoar itself",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_MPI_COMM, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        pvar_get_handled, NULL, pvar_notify, NULL);
-    if (rc < 0) {
-        return rc;
-    }
-    rc = mca_base_component_pvar_register(
-        c, "allreduce_fallback",
-        "MPI_Allreduce calls on this communicator handed to the previous coll module",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_MPI_COMM, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        pvar_get_fallback, NULL, pvar_notify, NULL);
-    if (rc < 0) {
-        return rc;
-    }
-    /* Plain int, no MPI_T enum: Open MPI 4.1.4's ompi_info crashes while
-     * printing a performance variable that has one.  The values are listed
-     * in the description, from the engine's algorithm table (tools read
-     * the names from there). */
-    {
-        static char desc[2048];
-        size_t len;
-        int count = topoar_algorithm_count();
-        len = (size_t) snprintf(desc, sizeof(desc),
-                                "Algorithm of the most recent MPI_Allreduce in this process: 0 none");
-        for (int i = 1; i < count && len < sizeof(desc); ++i) {
-            len += (size_t) snprintf(desc + len, sizeof(desc) - len, ", %d %s", i, topoar_algorithm_name(i));
-        }
-        if (len < sizeof(desc)) {
-            snprintf(desc + len, sizeof(desc) - len, ", %d fallback (handed down)", TOPOAR_LAST_FALLBACK);
-        }
-        rc = mca_base_component_pvar_register(
-            c, "allreduce_last_algorithm", desc,
-            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
-            MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-            NULL, NULL, NULL, &mca_coll_topoar_component.last_algorithm);
-    }
-    if (rc < 0) {
-        return rc;
-    }
-    rc = mca_base_component_pvar_register(
-        c, "allreduce_last_path",
-        "How the most recent MPI_Allreduce in this process ran: 0 none, 1 host buffers by topoar, "
-        "2 host buffers handed down, 3 device buffers by topoar's plan over NCCL, 4 device buffers by "
-        "ncclAllReduce, 5 device buffers staged through pinned host memory by topoar's plan, 6 device "
-        "buffers staged through pinned host memory to the previous module, 7 device buffers given to the "
-        "previous module as they are (CUDA-aware MPI), 8 device buffers by nccl_hier (NCCL inside the "
-        "hosts, topoar's plans across them)",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        NULL, NULL, NULL, &mca_coll_topoar_component.last_path);
-    return rc < 0 ? rc : OMPI_SUCCESS;
-}
-
 /* ---- MCA parameters ------------------------------------------------------ */
 
 /* The engine's parameters: one MCA variable per entry of its table, with
- * the table's type, default, level and help (common/params.hpp). */
+ * the table's type, default, level and help (common/config/params.hpp). */
 static int register_engine_params(const mca_base_component_t *c)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
@@ -231,39 +133,6 @@ static int register_engine_params(const mca_base_component_t *c)
         cm->num_params = i + 1;
     }
     return OPAL_SUCCESS;
-}
-
-void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
-{
-    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
-    int n = 0;
-    for (int i = 0; i < cm->num_params; ++i) {
-        topoar_param_info_t p;
-        char *num = out->numbers[n];
-        if (TOPOAR_OK != topoar_param_info(i, &p)) {
-            continue;
-        }
-        out->names[n] = p.name;
-        out->values[n] = num;
-        switch (p.type) {
-        case TOPOAR_PARAM_INT: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i); break;
-        case TOPOAR_PARAM_SIZE: snprintf(num, sizeof(out->numbers[n]), "%zu", cm->params[i].z); break;
-        case TOPOAR_PARAM_BOOL: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].b ? 1 : 0); break;
-        case TOPOAR_PARAM_ALGORITHM:
-            /* MPI_T may have written any int: the engine rejects it by number. */
-            if (cm->params[i].i >= 0 && cm->params[i].i < topoar_algorithm_count()) {
-                out->values[n] = topoar_algorithm_name(cm->params[i].i);
-            } else {
-                snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i);
-            }
-            break;
-        default: out->values[n] = cm->params[i].s ? cm->params[i].s : ""; break;
-        }
-        ++n;
-    }
-    out->cfg.count = n;
-    out->cfg.names = out->names;
-    out->cfg.values = out->values;
 }
 
 static int topoar_register(void)
@@ -341,7 +210,7 @@ static int topoar_register(void)
         OBJ_RELEASE(e);
     }
 
-    return register_pvars();
+    return mca_coll_topoar_register_pvars();
 }
 
 static int topoar_open(void)
@@ -361,4 +230,44 @@ static int topoar_close(void)
         mca_coll_topoar_component.output = -1;
     }
     return OMPI_SUCCESS;
+}
+
+/* ---- modules ------------------------------------------------------------ */
+
+int mca_coll_topoar_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_topoar_module_t *m;
+
+    *priority = mca_coll_topoar_component.priority;
+    if (*priority < 0) {
+        return NULL;
+    }
+    if (OMPI_COMM_IS_INTER(comm)) {
+        opal_output_verbose(20, mca_coll_topoar_component.output,
+                            "coll:topoar: declining intercommunicator %s", comm->c_name);
+        return NULL;
+    }
+    if (ompi_comm_size(comm) < 2) {
+        /* One rank: nothing to do for host buffers (coll self); with the
+         * GPU path on, topoar takes them anyway, ahead of self (priority
+         * 75), whose memcpy would touch device buffers. */
+        if (NULL == mca_coll_topoar_component.gpu) {
+            return NULL;
+        }
+        *priority = 90;
+    }
+    m = OBJ_NEW(mca_coll_topoar_module_t);
+    if (NULL == m) {
+        return NULL;
+    }
+    m->super.coll_module_enable = mca_coll_topoar_module_enable;
+    m->super.coll_allreduce = mca_coll_topoar_allreduce;
+    return &m->super;
 }

@@ -178,7 +178,8 @@ void mca_coll_topoar_gpu_close(void)
     cm->gpu = NULL;
 }
 
-void mca_coll_topoar_gpu_free(mca_coll_topoar_module_t *m)
+/* The module's device state, freed with the module (m->gpu_free). */
+static void gpu_free(mca_coll_topoar_module_t *m)
 {
     topoar_gpu_state_t *g = m->gpu;
     if (NULL == g) {
@@ -223,6 +224,7 @@ static topoar_gpu_state_t *state_of(mca_coll_topoar_module_t *m, ompi_communicat
         if (NULL == m->gpu) {
             return NULL;
         }
+        m->gpu_free = gpu_free;
     }
     if (NULL == m->gpu->stream && 0 != GPU->stream_create(&m->gpu->stream)) {
         (void) gpu_error(comm, "cudaStreamCreate");
@@ -279,7 +281,9 @@ static int staged_previous(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, c
     char *base, *hs, *hr;
     int rc;
 
-    if (mca_coll_topoar_component.cuda_aware) {
+    const int route = topoar_route_device_down(mca_coll_topoar_component.cuda_aware);
+
+    if (TOPOAR_ROUTE_DEVICE_DOWN == route) {
         /* A CUDA-aware MPI underneath takes device pointers itself.  What
          * topoar promises of its own reads holds for it too (docs/gpu.md,
          * "Stream semantics"): the legacy stream's earlier work -- a
@@ -289,7 +293,7 @@ static int staged_previous(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, c
             return gpu_error(comm, "cudaStreamSynchronize(0) before handing device buffers down");
         }
         rc = mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
-        mca_coll_topoar_set_last_path(TOPOAR_PATH_DEVICE_DOWN);
+        mca_coll_topoar_set_last_path(route);
         return rc;
     }
     span_of(dtype, count, &first, &span);
@@ -314,7 +318,7 @@ static int staged_previous(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, c
     }
     rc = mca_coll_topoar_fallback(m, why, MPI_IN_PLACE == sbuf ? MPI_IN_PLACE : (const void *) (hs - first),
                                   hr - first, count, dtype, op, comm);
-    mca_coll_topoar_set_last_path(TOPOAR_PATH_STAGED_DOWN);
+    mca_coll_topoar_set_last_path(route);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -433,6 +437,16 @@ static void nccl_host_setup(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g, 
                         problem ? problem : "another rank failed");
 }
 
+/* What this communicator can do with device buffers, for the engine's
+ * choice of a device call's route: registered once NCCL is set up (or
+ * off), again only if nccl_hier's per-host communicator could not be made. */
+static void register_caps(mca_coll_topoar_module_t *m, topoar_gpu_state_t *g)
+{
+    topoar_device_caps_t caps = {NCCL_READY == g->nccl_state, NCCL_OFF != g->host_state,
+                                 GPU->nccl_allreduce_supported, GPU->reduce_supported};
+    (void) topoar_engine_set_device_caps(m->engine, &caps);
+}
+
 typedef struct {
     topoar_gpu_state_t *g;
     int redop, redtype;
@@ -506,7 +520,7 @@ static int dt_host_broadcast(void *ctx, const void *send, void *recv, size_t cou
 
 int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
                                   ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
-                                  int s_dev, int r_dev)
+                                  int s_dev, int r_dev, int *host_call, const void **host_sbuf)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     topoar_gpu_state_t *g;
@@ -541,7 +555,9 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
                      : MPI_ERR_NO_MEM;
         }
         if (!(r_dev || s_dev)) {
-            return mca_coll_topoar_allreduce_host(m, sbuf, rbuf, count, dtype, op, comm);
+            *host_call = 1; /* every rank's buffers on the host: the host call */
+            *host_sbuf = sbuf;
+            return OMPI_SUCCESS;
         }
     }
     g = state_of(m, comm);
@@ -562,7 +578,7 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
             0 != copy_sync(g, (char *) rbuf + first, (const char *) sbuf + first, span)) {
             return gpu_error(comm, "copy of sbuf into rbuf");
         }
-        mca_coll_topoar_set_last_path(TOPOAR_PATH_NCCL);
+        mca_coll_topoar_set_last_path(TOPOAR_ROUTE_LOCAL);
         mca_coll_topoar_bump(&m->handled);
         return OMPI_SUCCESS;
     }
@@ -584,8 +600,10 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         }
     }
     if (!r_dev) {
-        /* rbuf on the host: the host path, in place. */
-        return mca_coll_topoar_allreduce_host(m, MPI_IN_PLACE, rbuf, count, dtype, op, comm);
+        /* rbuf on the host: the host call, in place. */
+        *host_call = 1;
+        *host_sbuf = MPI_IN_PLACE;
+        return OMPI_SUCCESS;
     }
 
     if (TOPOAR_STATE_NEW == m->state) {
@@ -595,53 +613,55 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         return staged_previous(m, g, "topoar is off on this communicator", MPI_IN_PLACE, rbuf, 0, count, dtype, op,
                                comm);
     }
-    rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_CUDA, 0, &call);
-    if (TOPOAR_ERR_UNSUPPORTED == rc || (TOPOAR_OK == rc && call.hand_down)) {
-        return staged_previous(m, g, TOPOAR_OK == rc ? call.why : topoar_engine_error(m->engine), MPI_IN_PLACE, rbuf,
-                               0, count, dtype, op, comm);
+    if (NCCL_NEW == g->nccl_state) {
+        nccl_setup(m, g, comm);
+        register_caps(m, g);
+    }
+    rc = topoar_engine_prepare_device(m->engine, (size_t) count, (size_t) extent, redop, redtype, &call);
+    if (TOPOAR_OK == rc && TOPOAR_ROUTE_NCCL_HIER == call.route && NCCL_NEW == g->host_state) {
+        /* nccl_hier's first call: its per-host NCCL communicator (collective;
+         * every rank decided the same route).  Without it the route is
+         * topoar's plan over NCCL: asked again with what is now known. */
+        nccl_host_setup(m, g, comm);
+        if (NCCL_READY != g->host_state) {
+            register_caps(m, g);
+            rc = topoar_engine_prepare_device(m->engine, (size_t) count, (size_t) extent, redop, redtype, &call);
+        }
+    }
+    if (TOPOAR_ERR_UNSUPPORTED == rc) {
+        return staged_previous(m, g, topoar_engine_error(m->engine), MPI_IN_PLACE, rbuf, 0, count, dtype, op, comm);
     }
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "prepare");
     }
+    if (TOPOAR_ALG_NCCL_HIER == call.algorithm && TOPOAR_ROUTE_NCCL_HIER != call.route && NULL != call.why &&
+        !g->told_hier && count > 0) {
+        g->told_hier = true;
+        opal_output_verbose(1, cm->output, "coll:topoar: %s: nccl_hier cannot run here (%s): topoar's %s plan "
+                            "over NCCL instead", comm->c_name, call.why, topoar_algorithm_name(call.plan_algorithm));
+    }
 
-    if (NCCL_NEW == g->nccl_state) {
-        nccl_setup(m, g, comm);
+    switch (call.route) {
+    case TOPOAR_ROUTE_NCCL_HIER:
+    case TOPOAR_ROUTE_NCCL_PLAN: {
+        /* topoar's plan over NCCL with its kernels; nccl_hier: NCCL inside
+         * the hosts (the host_* callbacks), topoar's plans across them */
+        nccl_ctx_t ctx = {g, redop, redtype};
+        const bool hier = TOPOAR_ROUTE_NCCL_HIER == call.route;
+        topoar_device_transport_t dt = {&ctx, dt_group_start, dt_send, dt_recv, dt_group_end, dt_reduce, dt_scratch,
+                                        dt_sync, dt_error,
+                                        hier ? dt_host_reduce_scatter : NULL, hier ? dt_host_reduce : NULL,
+                                        hier ? dt_host_all_gather : NULL, hier ? dt_host_broadcast : NULL};
+        rc = topoar_engine_run_device(m->engine, &call, rbuf, &dt);
+        if (TOPOAR_OK != rc) {
+            return mca_coll_topoar_failed(m, comm, hier ? "nccl_hier on the device" : "run on the device");
+        }
+        mca_coll_topoar_count(m, comm, bytes, hier ? call.algorithm : call.plan_algorithm, call.route);
+        return OMPI_SUCCESS;
     }
-    /* nccl_hier (forced, a rule's, or the device table's choice across
-     * hosts): NCCL inside the hosts for pairs NCCL reduces, topoar's
-     * kernels across them; else, as for nccl, the call's plan. */
-    if (call.algorithm == TOPOAR_ALG_NCCL_HIER && NCCL_READY == g->nccl_state &&
-        GPU->nccl_allreduce_supported(redop, redtype) && GPU->reduce_supported(redop, redtype)) {
-        if (call.hier && NCCL_NEW == g->host_state) {
-            nccl_host_setup(m, g, comm);
-        }
-        if (call.hier && NCCL_READY == g->host_state) {
-            nccl_ctx_t ctx = {g, redop, redtype};
-            topoar_device_transport_t dt = {&ctx, dt_group_start, dt_send, dt_recv, dt_group_end,
-                                            dt_reduce, dt_scratch, dt_sync, dt_error,
-                                            dt_host_reduce_scatter, dt_host_reduce, dt_host_all_gather,
-                                            dt_host_broadcast};
-            rc = topoar_engine_run_device_hier(m->engine, &call, rbuf, &dt);
-            if (TOPOAR_OK != rc) {
-                return mca_coll_topoar_failed(m, comm, "nccl_hier on the device");
-            }
-            mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_NCCL_HIER);
-            return OMPI_SUCCESS;
-        }
-        if (!g->told_hier && count > 0) {
-            g->told_hier = true;
-            opal_output_verbose(1, cm->output, "coll:topoar: %s: nccl_hier cannot run here (%s): topoar's %s plan "
-                                "over NCCL instead", comm->c_name,
-                                call.hier ? "its per-host NCCL communicator could not be made"
-                                          : (call.hier_why ? call.hier_why : "no plan"),
-                                topoar_algorithm_name(call.plan_algorithm));
-        }
-    }
-    /* The nccl algorithm (auto's choice within one host, or forced, or a
-     * rule's): NCCL's own allreduce when it reduces the pair itself; else
-     * the plan that comes with the call (call.plan_algorithm). */
-    if (call.algorithm == TOPOAR_ALG_NCCL && NCCL_READY == g->nccl_state &&
-        GPU->nccl_allreduce_supported(redop, redtype)) {
+    case TOPOAR_ROUTE_NCCL_ALLREDUCE:
+        /* the nccl algorithm (auto's choice within one host, forced, or a
+         * rule's) on a pair NCCL reduces itself */
         rc = GPU->nccl_allreduce(rbuf, rbuf, (size_t) count, redop, redtype, g->nccl, g->stream);
         if (0 == rc) {
             rc = GPU->stream_sync(g->stream);
@@ -649,23 +669,10 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         if (0 != rc) {
             return gpu_error(comm, "ncclAllReduce");
         }
-        mca_coll_topoar_count(m, comm, bytes, call.algorithm, TOPOAR_PATH_NCCL_ALLREDUCE);
+        mca_coll_topoar_count(m, comm, bytes, call.algorithm, call.route);
         return OMPI_SUCCESS;
-    }
-    if (NCCL_READY == g->nccl_state && GPU->reduce_supported(redop, redtype)) {
-        nccl_ctx_t ctx = {g, redop, redtype};
-        topoar_device_transport_t dt = {&ctx, dt_group_start, dt_send, dt_recv, dt_group_end,
-                                        dt_reduce, dt_scratch, dt_sync, dt_error, NULL, NULL, NULL, NULL};
-        rc = topoar_engine_run_device(m->engine, &call, rbuf, &dt);
-        if (TOPOAR_OK != rc) {
-            return mca_coll_topoar_failed(m, comm, "run on the device");
-        }
-        mca_coll_topoar_count(m, comm, bytes, call.plan_algorithm, TOPOAR_PATH_NCCL);
-        return OMPI_SUCCESS;
-    }
-
-    /* Staged through pinned host memory, topoar's host plan. */
-    {
+    case TOPOAR_ROUTE_STAGED: {
+        /* through pinned host memory, the host plan prepared for it */
         void *h = pinned(g, bytes);
         if (NULL == h && bytes > 0) {
             return gpu_error(comm, "pinned staging allocation");
@@ -680,7 +687,12 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         if (bytes > 0 && 0 != copy_sync(g, rbuf, h, bytes)) {
             return gpu_error(comm, "staging copy to the device");
         }
-        mca_coll_topoar_count(m, comm, bytes, call.plan_algorithm, TOPOAR_PATH_STAGED);
+        mca_coll_topoar_count(m, comm, bytes, call.plan_algorithm, call.route);
+        return OMPI_SUCCESS;
     }
-    return OMPI_SUCCESS;
+    default:
+        opal_output(0, "coll:topoar: %s: a device call cannot take the route %s", comm->c_name,
+                    topoar_route_name(call.route));
+        return MPI_ERR_INTERN;
+    }
 }

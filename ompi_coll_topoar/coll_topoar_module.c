@@ -1,13 +1,22 @@
 /*
- * topoar module: one per communicator.  comm_query decides whether topoar
- * offers itself; enable remembers the allreduce it overrides, which is where
+ * topoar module: one per communicator -- its life (construct, enable, which
+ * remembers the allreduce it overrides, destruct), its collective set-up at
+ * the first eligible call, and the one way to the previous module, where
  * every call topoar does not handle goes.
  */
 #include "coll_topoar.h"
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "opal/util/output.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/proc/proc.h"
+#include "opal/runtime/opal_progress.h"
 
 static void topoar_module_construct(mca_coll_topoar_module_t *m)
 {
@@ -20,6 +29,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->logged_classes = 0;
     m->hand_down_all = NULL;
     m->gpu = NULL;
+    m->gpu_free = NULL;
     for (int i = 0; i < TOPOAR_ALG_MAX; ++i) {
         m->by_algorithm[i] = 0;
     }
@@ -27,7 +37,9 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
 
 static void topoar_module_destruct(mca_coll_topoar_module_t *m)
 {
-    mca_coll_topoar_gpu_free(m);
+    if (NULL != m->gpu_free) { /* the device call's state (coll_topoar_gpu.c) */
+        m->gpu_free(m);
+    }
     if (NULL != m->previous_allreduce_module) {
         OBJ_RELEASE(m->previous_allreduce_module);
         m->previous_allreduce_module = NULL;
@@ -41,14 +53,7 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
 OBJ_CLASS_INSTANCE(mca_coll_topoar_module_t, mca_coll_base_module_t, topoar_module_construct,
                    topoar_module_destruct);
 
-int mca_coll_topoar_init_query(bool enable_progress_threads, bool enable_mpi_threads)
-{
-    (void) enable_progress_threads;
-    (void) enable_mpi_threads;
-    return OMPI_SUCCESS;
-}
-
-static int topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
 
@@ -64,41 +69,264 @@ static int topoar_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     return OMPI_SUCCESS;
 }
 
-mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *comm, int *priority)
+/* The engine parameters' current values as name/value text for
+ * topoar_engine_create (the MCA storage of coll_topoar_component.c). */
+void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
 {
-    mca_coll_topoar_module_t *m;
-
-    *priority = mca_coll_topoar_component.priority;
-    if (*priority < 0) {
-        return NULL;
-    }
-    if (OMPI_COMM_IS_INTER(comm)) {
-        opal_output_verbose(20, mca_coll_topoar_component.output,
-                            "coll:topoar: declining intercommunicator %s", comm->c_name);
-        return NULL;
-    }
-    if (ompi_comm_size(comm) < 2) {
-        /* One rank: nothing to do for host buffers (coll self); with the
-         * GPU path on, topoar takes them anyway, ahead of self (priority
-         * 75), whose memcpy would touch device buffers. */
-        if (NULL == mca_coll_topoar_component.gpu) {
-            return NULL;
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    int n = 0;
+    for (int i = 0; i < cm->num_params; ++i) {
+        topoar_param_info_t p;
+        char *num = out->numbers[n];
+        if (TOPOAR_OK != topoar_param_info(i, &p)) {
+            continue;
         }
-        *priority = 90;
+        out->names[n] = p.name;
+        out->values[n] = num;
+        switch (p.type) {
+        case TOPOAR_PARAM_INT: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i); break;
+        case TOPOAR_PARAM_SIZE: snprintf(num, sizeof(out->numbers[n]), "%zu", cm->params[i].z); break;
+        case TOPOAR_PARAM_BOOL: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].b ? 1 : 0); break;
+        case TOPOAR_PARAM_ALGORITHM:
+            /* MPI_T may have written any int: the engine rejects it by number. */
+            if (cm->params[i].i >= 0 && cm->params[i].i < topoar_algorithm_count()) {
+                out->values[n] = topoar_algorithm_name(cm->params[i].i);
+            } else {
+                snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i);
+            }
+            break;
+        default: out->values[n] = cm->params[i].s ? cm->params[i].s : ""; break;
+        }
+        ++n;
     }
-    m = OBJ_NEW(mca_coll_topoar_module_t);
-    if (NULL == m) {
-        return NULL;
-    }
-    m->super.coll_module_enable = topoar_module_enable;
-    m->super.coll_allreduce = mca_coll_topoar_allreduce;
-    return &m->super;
+    out->cfg.count = n;
+    out->cfg.names = out->names;
+    out->cfg.values = out->values;
 }
 
-mca_coll_topoar_module_t *mca_coll_topoar_module_of(struct ompi_communicator_t *comm)
+
+/* A setting that must agree differs between rank 0 and rank `other`: said
+ * once, by the differing rank, with both values (rank 0's arrives by a
+ * broadcast every rank takes part in; all of them saw the same gathered
+ * data, so all of them are here). */
+static void report_mismatch(ompi_communicator_t *comm, const mca_coll_topoar_config_t *conf, int param,
+                            int other, bool say)
 {
-    if (NULL == comm->c_coll || comm->c_coll->coll_allreduce != mca_coll_topoar_allreduce) {
-        return NULL;
+    topoar_param_info_t p;
+    char mine[512] = "", first[512] = "";
+    int rank = ompi_comm_rank(comm);
+    if (TOPOAR_OK != topoar_param_info(param, &p)) {
+        p.name = "?";
     }
-    return (mca_coll_topoar_module_t *) comm->c_coll->coll_allreduce_module;
+    for (int k = 0; k < conf->cfg.count; ++k) {
+        if (0 == strcmp(conf->cfg.names[k], p.name)) {
+            snprintf(mine, sizeof(mine), "%s", conf->cfg.values[k]);
+        }
+    }
+    if (0 == rank) {
+        memcpy(first, mine, sizeof(first));
+    }
+    if (OMPI_SUCCESS != comm->c_coll->coll_bcast(first, (int) sizeof(first), MPI_BYTE, 0, comm,
+                                                 comm->c_coll->coll_bcast_module)) {
+        snprintf(first, sizeof(first), "?");
+    }
+    if (rank == other && say) {
+        opal_output(0, "coll:topoar: set-up failed on %s: coll_topoar_%s differs across ranks: rank 0 has "
+                    "'%s', rank %d has '%s'%s; using the previous allreduce on this communicator",
+                    comm->c_name, p.name, first, rank, mine,
+                    0 == strcmp(first, mine) ? " (the files' contents differ)" : "");
+    }
+}
+
+/* Whether every member of comm runs on this host (Open MPI's own locality
+ * flags: no communication, and the same answer on every member). */
+static bool all_members_on_this_host(ompi_communicator_t *comm)
+{
+    int n = ompi_comm_size(comm);
+    for (int i = 0; i < n; i++) {
+        ompi_proc_t *p = ompi_comm_peer_lookup(comm, i);
+        if (NULL == p || !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A communicator within one host that auto hands down entirely needs no
+ * rank records, topology or engine: one small allreduce checks that every
+ * member has the same settings, the same GPU state and the same answer
+ * (a short-lived communicator's first call paid an allgather and an
+ * agreement allreduce before).  Returns true when that settled the
+ * set-up; false sends every member, alike, through the full set-up (which
+ * names a difference, or runs topoar on this communicator). */
+static bool single_host_hand_down(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
+                                  const mca_coll_topoar_config_t *conf, const topoar_rank_info_t *mine)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    const char *why = NULL;
+    int hands_down = topoar_config_hands_down_single_host(&conf->cfg, &why);
+    unsigned long long h = 14695981039346656037ull, d[2];
+    const unsigned char *b = (const unsigned char *) mine->settings;
+    size_t i;
+    for (i = 0; i < sizeof(mine->settings); i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    h = (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
+    h = (h ^ (unsigned long long) hands_down) * 1099511628211ull;
+    d[0] = h;
+    d[1] = ~h;
+    if (OMPI_SUCCESS != m->previous_allreduce(MPI_IN_PLACE, d, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
+                                              m->previous_allreduce_module)) {
+        return false;
+    }
+    /* All equal iff the largest hash is the complement of the largest
+     * complement (= the smallest hash). */
+    if (d[0] != ~d[1] || !hands_down || NULL != cm->gpu) {
+        return false;
+    }
+    m->hand_down_all = why;
+    m->state = TOPOAR_STATE_READY;
+    if (0 == ompi_comm_rank(comm)) {
+        opal_output_verbose(10, cm->output, "coll:topoar: %s (%d ranks, one host): every call handed down, "
+                            "set up without rank records", comm->c_name, ompi_comm_size(comm));
+    }
+    return true;
+}
+
+/* The allgather set-up's link probes share their results with. */
+static int setup_allgather(void *ctx, const void *mine, size_t bytes, void *all)
+{
+    ompi_communicator_t *comm = (ompi_communicator_t *) ctx;
+    if (bytes > (size_t) INT_MAX) {
+        return 1;
+    }
+    return OMPI_SUCCESS != comm->c_coll->coll_allgather(mine, (int) bytes, MPI_BYTE, all, (int) bytes, MPI_BYTE,
+                                                        comm, comm->c_coll->coll_allgather_module);
+}
+
+/* Collective over comm: gathers every rank's host/socket/Slurm data and
+ * settings fingerprints with the underlying allgather, checks that the
+ * settings that decide message pairing agree, builds the topology, and
+ * makes all ranks agree on the outcome (one failing rank disables topoar on
+ * comm for everyone). */
+void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    topoar_rank_info_t mine, *all = NULL;
+    const char *problem = NULL;
+    int rc, first_failed, bad_param = -1, bad_rank = -1;
+    /* Said once per process (the same file problem would repeat on every
+     * communicator); later ones at verbose level 1.  Set-ups of different
+     * communicators may run in different threads at once. */
+    static bool told = false;
+    mca_coll_topoar_config_t conf;
+
+    mca_coll_topoar_config(&conf);
+    topoar_local_rank_info(&mine);
+    topoar_settings_fingerprint(&conf.cfg, &mine);
+    if (all_members_on_this_host(comm) && single_host_hand_down(m, comm, &conf, &mine)) {
+        return;
+    }
+    all = (topoar_rank_info_t *) calloc((size_t) size, sizeof(*all));
+    m->engine = topoar_engine_create(rank, size, &conf.cfg);
+    if (NULL == all || NULL == m->engine) {
+        problem = "out of memory";
+    }
+    /* Every rank takes part in the allgather, even one that already failed,
+     * so no rank is left waiting. */
+    rc = comm->c_coll->coll_allgather(&mine, (int) sizeof(mine), MPI_BYTE,
+                                      all ? (void *) all : (void *) &mine, all ? (int) sizeof(mine) : 0,
+                                      MPI_BYTE, comm, comm->c_coll->coll_allgather_module);
+    if (NULL == problem && OMPI_SUCCESS != rc) {
+        problem = "allgather of rank data failed";
+    }
+    if (NULL == problem && topoar_settings_mismatch(all, size, &bad_param, &bad_rank)) {
+        problem = "settings differ across ranks";
+    }
+    if (NULL == problem) {
+        /* Links between hosts may be measured here (coll_topoar_probe):
+         * point-to-point over comm, as the calls will run. */
+        /* The engine keeps the transport (its callbacks and context) for
+         * online adaptation, so the context is the module's, not this
+         * frame's.  Polled throughout set-up (below); a later use inside a
+         * call starts like a call (mca_coll_topoar_run_host ends it). */
+        m->io_ctx = (mca_coll_topoar_pml_ctx_t){comm, 0, true};
+        topoar_transport_t transport;
+        mca_coll_topoar_pml_transport(&m->io_ctx, &transport);
+        topoar_setup_io_t io = {&transport, comm, setup_allgather};
+        opal_progress_event_users_increment();
+        rc = topoar_engine_setup_io(m->engine, all, &io);
+        opal_progress_event_users_decrement();
+        m->io_ctx.polling = false;
+        if (TOPOAR_OK != rc) {
+            problem = topoar_engine_error(m->engine);
+        }
+    }
+
+    /* Agree: the lowest failing rank, or INT_MAX when all succeeded. */
+    first_failed = problem ? rank : INT_MAX;
+    rc = m->previous_allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm,
+                               m->previous_allreduce_module);
+    if (OMPI_SUCCESS != rc) {
+        first_failed = 0;
+        if (NULL == problem) {
+            problem = "could not agree on the set-up outcome";
+        }
+    }
+    if (INT_MAX == first_failed) {
+        m->state = TOPOAR_STATE_READY;
+        (void) topoar_engine_hands_down_all(m->engine, &m->hand_down_all);
+        if (0 == rank && cm->verbose >= 10) {
+            opal_output(0, "coll:topoar: topology of %s (%d ranks):\n%s", comm->c_name, size,
+                        topoar_engine_describe(m->engine));
+        }
+    } else {
+        m->state = TOPOAR_STATE_FAILED;
+        if (bad_param >= 0) {
+            /* Every rank found the same mismatch in the same gathered data. */
+            bool first = mca_coll_topoar_first_time(&told);
+            report_mismatch(comm, &conf, bad_param, bad_rank, first || cm->verbose >= 1);
+        } else if (rank == first_failed && NULL != problem &&
+                   (mca_coll_topoar_first_time(&told) || cm->verbose >= 1)) {
+            opal_output(0, "coll:topoar: set-up failed on %s (rank %d): %s; using the previous "
+                        "allreduce on this communicator", comm->c_name, rank, problem);
+        }
+    }
+    free(all);
+}
+
+
+/* ---- the previous module -------------------------------------------------- */
+
+int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,
+                             int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
+{
+    mca_coll_topoar_bump(&m->fallback);
+    mca_coll_topoar_set_last(TOPOAR_LAST_FALLBACK, TOPOAR_ROUTE_HAND_DOWN);
+    opal_output_verbose(50, mca_coll_topoar_component.output,
+                        "coll:topoar: %s: allreduce of %d x %s passed down (%s)", comm->c_name, count,
+                        dtype->name, why);
+    return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm, m->previous_allreduce_module);
+}
+
+/* Why topoar cannot take this call, or NULL if it can. */
+const char *mca_coll_topoar_ineligible(int count, ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    ptrdiff_t lb, extent;
+    int commute = 0;
+    if (count < 0) {
+        return "negative count";
+    }
+    if (MPI_SUCCESS != PMPI_Op_commutative(op, &commute) || !commute) {
+        return "non-commutative operation";
+    }
+    if (!ompi_datatype_is_predefined(dtype)) {
+        return "derived datatype";
+    }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    if (0 != lb || extent <= 0) {
+        return "datatype with a lower bound or empty extent";
+    }
+    return NULL;
 }

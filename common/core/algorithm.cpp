@@ -4,27 +4,10 @@
 
 namespace topoar {
 
-// auto's row: auto decides, it does not plan.
-Status no_planner(const Topology&, std::size_t, int, const PlanOptions&, Plan*) {
-    return Status::unsupported("'auto' is not an algorithm that plans");
-}
-
-// Rows that run on device buffers only have no host plan.
-Status plan_device_only(const Topology&, std::size_t, int, const PlanOptions&, Plan*) {
-    return Status::unsupported("this algorithm runs on device buffers only");
-}
-
-// Each row's planner, declared from the table (its definition lives in the
-// algorithm's planner file).
-#define TOPOAR_ALG_DECLARE_(num, ident, name, alias, planner, ...) \
-    Status planner(const Topology&, std::size_t, int, const PlanOptions&, Plan*);
-TOPOAR_ALGORITHMS(TOPOAR_ALG_DECLARE_)
-#undef TOPOAR_ALG_DECLARE_
-
 namespace {
 
 #define TOPOAR_ALG_ROW_(num, ident, name, alias, planner, simplicity, multi_host, device_only, description) \
-    {Algorithm::ident, name, alias, &planner, simplicity, multi_host, device_only, description},
+    {Algorithm::ident, name, alias, simplicity, multi_host, device_only, description},
 const AlgorithmInfo kTable[kNumAlgorithms] = {TOPOAR_ALGORITHMS(TOPOAR_ALG_ROW_)};
 #undef TOPOAR_ALG_ROW_
 

@@ -21,15 +21,13 @@
 
 namespace topoar {
 
-class Topology;
-struct PlanOptions;
-struct Plan;
-
 // One row per algorithm:
 //   X(number, identifier, name, deprecated alias or nullptr, planner,
 //     simplicity, multi_host, device_only, description)
 // planner     a function with PlannerFn's signature, in namespace topoar
-//             (declared from this table; no_planner for auto)
+//             (declared from this table by the planner registry,
+//             planners/make_plan.cpp, which alone reads this column: core/
+//             links no planner; no_planner for auto)
 // simplicity  place in the cost model's order of preference (fewer
 //             messages first; a later candidate must beat every earlier one
 //             by coll_topoar_model_margin); -1: not a table candidate.  A
@@ -74,16 +72,10 @@ enum class Algorithm : int {
 constexpr int kNumAlgorithms = 0 TOPOAR_ALGORITHMS(TOPOAR_ALG_COUNT_);
 #undef TOPOAR_ALG_COUNT_
 
-// Every planner: a pure function of (topology, count, options); only_rank as
-// in PlanBuilder.  make_plan calls the table's.
-using PlannerFn = Status (*)(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
-                             Plan* out);
-
 struct AlgorithmInfo {
     Algorithm id;
     const char* name;
     const char* alias;  // deprecated name still accepted, or nullptr
-    PlannerFn plan;
     int simplicity;
     bool multi_host;
     bool device_only;

@@ -1,6 +1,8 @@
 // Measured choice for small messages (trials.hpp).
 #include "decide/trials.hpp"
 
+#include "decide/route.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -21,9 +23,8 @@ void SizeTrials::reset() {
 }
 
 int SizeTrials::size_class(std::size_t bytes) {
-    // Asked on every covered call: the highest set bit, not a loop.
     static_assert(sizeof(unsigned long long) * 8 == kClasses, "one class per bit of a size");
-    return bytes <= 1 ? 0 : kClasses - 1 - __builtin_clzll(static_cast<unsigned long long>(bytes));
+    return topoar_size_class(bytes);  // decide/route.h: the glue's log uses the same
 }
 
 int SizeTrials::total_rounds() const {

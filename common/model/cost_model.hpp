@@ -68,7 +68,7 @@
 #include <vector>
 
 #include "exec/schedule_policy.hpp"
-#include "params.hpp"
+#include "config/params.hpp"
 #include "plan/plan.hpp"
 #include "status.hpp"
 #include "topology/topology.hpp"

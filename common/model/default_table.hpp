@@ -41,7 +41,7 @@
 #include "core/algorithm.hpp"
 #include "decide/decision.hpp"
 #include "model/cost_model.hpp"
-#include "params.hpp"
+#include "config/params.hpp"
 #include "planners/planners.hpp"
 #include "status.hpp"
 #include "topology/topology.hpp"

@@ -1,4 +1,6 @@
 // topoar engine: the cost model for device data (GPU buffers over NCCL).
+// (Its parameters, struct DeviceModel, are part of the engine's
+// configuration: config/engine_config.hpp.)
 //
 // Device buffers run the same Plans as host buffers, but through the device
 // executor (exec/device_executor.hpp), over other links:
@@ -18,7 +20,7 @@
 //   protocol   eager up to 4 MiB: NCCL_BUFFSIZE, the FIFO a sender fills
 //              before the receiver's kernel has to drain it.
 //
-// The link classes and the overhead are engine parameters (params.cpp:
+// The link classes and the overhead are engine parameters (config/params.cpp:
 // coll_topoar_gpu_link, _gpu_nic_link, _gpu_model_overhead), the rest are
 // fixed here.  None of it was measured on a multi-GPU machine: the values
 // are assumptions from data sheets and NCCL's defaults (docs/cost-model.md,
@@ -36,38 +38,14 @@
 
 #include <cstddef>
 
+#include "config/engine_config.hpp"
 #include "decide/decision.hpp"
 #include "model/cost_model.hpp"
 #include "model/default_table.hpp"
-#include "params.hpp"
 #include "status.hpp"
 #include "topology/topology.hpp"
 
 namespace topoar {
-
-struct DeviceModel {
-    // coll_topoar_gpu_link: a GPU's link to the node's GPU fabric.
-    Link gpu = default_gpu_link();
-    // coll_topoar_gpu_nic_link: the NIC of one GPU (node up-link = this
-    // times the node's GPUs).
-    Link nic = default_gpu_nic_link();
-    // coll_topoar_gpu_model_overhead: software cost per message, seconds.
-    double overhead = default_gpu_model_overhead();
-    // coll_topoar_gpu_pipeline_size: the planners' pipelining unit for
-    // device buffers, bytes (0: none).
-    std::size_t pipeline_bytes = default_gpu_pipeline_size();
-    // NICs per node shared by its GPUs, each of `nic` (ABCI: 2 EDR HCAs for
-    // 4 V100); every GPU's traffic off the node crosses its own NIC
-    // (CostParams::node_nics).  0: one NIC per GPU, pooled (DGX H100).
-    int nics = 0;
-    // Bandwidth of the direct links between two GPUs of a node, per
-    // direction (an NVLink mesh without NVSwitch; CostParams::peer_bandwidth).
-    // 0: a switch, any peer reachable at the GPU's whole link.
-    double peer_bandwidth = 0;
-    // Not parameters (see the top of this file).
-    double gamma = 1.0 / 741e9;
-    std::size_t eager_bytes = std::size_t(4) << 20;
-};
 
 // The device topology of a host topology under this model's links.
 Status device_topology(const Topology& host, const DeviceModel& m, Topology* out);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/algorithm.hpp"
 #include "plan/plan.hpp"
 #include "status.hpp"
 
@@ -51,6 +52,13 @@ Range split_range(std::size_t count, std::size_t parts, std::size_t i);
 // uplink.
 Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<int>& order = {});
 class Topology;
+
+// Every planner: a pure function of (topology, count, options); only_rank as
+// in PlanBuilder.  The registry (make_plan.cpp) holds the table's.
+using PlannerFn = Status (*)(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                             Plan* out);
+// The table row's planner (no_planner for auto and numbers outside it).
+PlannerFn planner_of(Algorithm alg);
 
 // Builds the plan of `alg` (its row of the algorithm table,
 // core/algorithm.hpp) for `count` elements; only_rank as in PlanBuilder.

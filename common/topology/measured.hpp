@@ -2,7 +2,7 @@
 // measurements say about it (issue: zero-configuration discovery).
 //
 // With no topology file, rack file or Slurm address, topoar measures the
-// links of a communicator's hosts at set-up (exec/probe.hpp runs the
+// links of a communicator's hosts at set-up (topology/probe.hpp runs the
 // probes).  One leader per host streams messages to another host's leader,
 // all pairs of a round at once, hosts paired round-robin:
 //

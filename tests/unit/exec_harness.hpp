@@ -13,6 +13,12 @@
 #include "fake_transport.hpp"
 #include "plan/plan.hpp"
 
+// cmocka's failure report, declared as cmocka.h does (including cmocka.h
+// here would put its fail() macro ahead of the standard headers a test
+// includes afterwards).
+extern "C" void _fail(const char* const file, const int line);
+extern "C" void print_error(const char* const format, ...);
+
 namespace topoar_test {
 
 template <typename T>
@@ -69,6 +75,23 @@ std::vector<std::string> run_ranks(const std::function<topoar::Status(int, topoa
         if (!errors[static_cast<std::size_t>(r)].empty())
             failed.push_back("rank " + std::to_string(r) + ": " + errors[static_cast<std::size_t>(r)]);
     return failed;
+}
+
+// The planners' tests: every rank plans its own schedule with make(r) (a
+// planner that cannot fail) and runs it in a thread; the first failed rank
+// fails the test.
+template <typename T>
+void run_all(const std::function<topoar::Plan(int)>& make, std::vector<std::vector<T>>& bufs,
+             topoar::Reducer& reducer, std::size_t segment_elems) {
+    auto plan_rank = [&](int r, topoar::Plan* plan) {
+        *plan = make(r);
+        return topoar::Status::ok();
+    };
+    auto failed = run_ranks<T>(plan_rank, bufs, reducer, segment_elems);
+    if (!failed.empty()) {
+        print_error("ERROR: %s\n", failed[0].c_str());
+        _fail(__FILE__, __LINE__);
+    }
 }
 
 }  // namespace topoar_test

@@ -101,14 +101,39 @@ double blueconnect(double n, const std::vector<int>& delta, const std::vector<do
     return t;
 }
 
-// The plan of `alg` as the engine would build it; false (and a skip) when
-// the engine does not have that planner yet.
-bool engine_plan(Algorithm alg, const Topology& topo, std::size_t count, const PlanOptions& o, Plan* plan) {
+// The plan of `alg` as the engine builds it; any failure fails the test
+// (every host algorithm plans on these machines).
+void engine_plan(Algorithm alg, const Topology& topo, std::size_t count, const PlanOptions& o, Plan* plan) {
     Status s = make_plan(alg, topo, count, -1, o, plan);
-    if (s.code() == Code::unsupported) return false;
     if (!s) fail_msg("%s: %s", algorithm_name(alg), s.message().c_str());
-    return true;
 }
+
+// What a loop over planners checked: each skip named (a planner that
+// says unsupported, e.g. a device-only one), and a failure when the loop
+// checked none or fewer than it must.
+struct Checked {
+    std::vector<std::string> ran, skipped;
+    // The plan, or false with the skip recorded (unsupported only).
+    bool plan(Algorithm alg, const Topology& topo, std::size_t count, const PlanOptions& o, Plan* plan) {
+        Status s = make_plan(alg, topo, count, -1, o, plan);
+        if (s.code() == Code::unsupported) {
+            skipped.push_back(std::string(algorithm_name(alg)) + " (" + s.message() + ")");
+            return false;
+        }
+        if (!s) fail_msg("%s: %s", algorithm_name(alg), s.message().c_str());
+        ran.push_back(algorithm_name(alg));
+        return true;
+    }
+    void expect_at_least(std::size_t n, const char* what) const {
+        std::string r, k;
+        for (const std::string& a : ran) r += " " + a;
+        for (const std::string& a : skipped) k += " " + a;
+        print_message("%s: checked%s; skipped%s\n", what, r.empty() ? " none" : r.c_str(),
+                      k.empty() ? " none" : k.c_str());
+        if (ran.size() < n || ran.empty())
+            fail_msg("%s: %zu planners checked, at least %zu expected", what, ran.size(), n);
+    }
+};
 
 }  // namespace
 
@@ -344,14 +369,12 @@ static void test_flexreduce_closed_form(void** state) {
     struct Case {
         int racks, nodes, ranks;
     } cases[] = {{1, 4, 4}, {1, 2, 8}, {2, 2, 4}};
-    bool any = false;
     for (const Case& c : cases) {
         Topology t = machine(c.racks, c.nodes, c.ranks, {w3, 0}, {w2, 0}, {w1, 0});
         const int p = c.racks * c.nodes * c.ranks;
         std::size_t count = static_cast<std::size_t>(p) * 4096;
         Plan plan;
-        if (!engine_plan(Algorithm::flexreduce, t, count, PlanOptions{}, &plan)) break;
-        any = true;
+        engine_plan(Algorithm::flexreduce, t, count, PlanOptions{}, &plan);
         std::vector<int> delta = {c.ranks, c.nodes};
         std::vector<double> omega = {w1, w2}, alpha = {0, 0};
         if (c.racks > 1) {
@@ -362,7 +385,6 @@ static void test_flexreduce_closed_form(void** state) {
         double want = blueconnect(8.0 * count, delta, omega, alpha);
         expect_near(run(t, plan, 8, exact(0)).time, want, 0.02, "flexreduce vs Eq. 6/3");
     }
-    if (!any) skip();
 }
 
 // The paper's Fig. 2 machine: hosts of 2 and 3 learners, slow root links.
@@ -387,8 +409,8 @@ static void test_uneven_two_plus_three(void** state) {
     assert_true(plan_tree(t, count, -1, to, &tr).is_ok());
     expect_near(run(t, tr, 8, exact(0)).time, n / wa, 0.03, "tree on 2+3");
     Plan fr;
-    if (engine_plan(Algorithm::flexreduce, t, count, PlanOptions{}, &fr))
-        expect_near(run(t, fr, 8, exact(0)).time, n / wa, 0.03, "flexreduce on 2+3 (Eq. 6)");
+    engine_plan(Algorithm::flexreduce, t, count, PlanOptions{}, &fr);
+    expect_near(run(t, fr, 8, exact(0)).time, n / wa, 0.03, "flexreduce on 2+3 (Eq. 6)");
 }
 
 // ------------------------------------------------------ executor details
@@ -603,10 +625,10 @@ static void test_dataflow_reduction_pipelines(void** state) {
 static void test_dataflow_quantized_sharing(void** state) {
     (void)state;
     Topology t = machine(2, 4, 8, {12.5e9 / 2, 2e-6}, {12.5e9, 2e-6}, {10e9, 0.3e-6});
+    Checked checked;
     for (Algorithm a : {Algorithm::tree, Algorithm::flexreduce, Algorithm::ring}) {
         Plan plan;
-        if (!engine_plan(a, t, (4u << 20) / 4, plan_options(EngineConfig{}, 4), &plan))
-            continue;
+        if (!checked.plan(a, t, (4u << 20) / 4, plan_options(EngineConfig{}, 4), &plan)) continue;
         CostParams exact_c;
         exact_c.exact_flows = SIZE_MAX;
         CostParams coarse;
@@ -617,6 +639,7 @@ static void test_dataflow_quantized_sharing(void** state) {
         expect_near(q.time, e.time, 0.05, algorithm_name(a));
         assert_true(q.rate_updates <= e.rate_updates);
     }
+    checked.expect_at_least(3, "quantized sharing");
 }
 
 // ----------------------------------------------- emulated cluster runs
@@ -719,14 +742,18 @@ static void test_all_planners_respect_link_bound(void** state) {
     std::size_t count = 1 << 20;
     PlanOptions o;
     o.pipeline_elems = 65536;
+    Checked checked;
     for (int a = 1; a < kNumAlgorithms; ++a) {
         Plan plan;
-        if (!engine_plan(static_cast<Algorithm>(a), t, count, o, &plan)) continue;
+        if (!checked.plan(static_cast<Algorithm>(a), t, count, o, &plan)) continue;
         CostParams c;
         c.segment_bytes = 65536 * 4;
         Prediction p = run(t, plan, 4, c);
         if (!(p.time >= p.busiest_seconds)) fail_msg("%s: %g < %g", algorithm_name(plan.algorithm), p.time, p.busiest_seconds);
     }
+    // Every host algorithm, and every algorithm planned or named as skipped.
+    checked.expect_at_least(host_algorithms().size(), "link bound");
+    assert_int_equal(checked.ran.size() + checked.skipped.size(), kNumAlgorithms - 1);
 }
 
 int main(void) {

@@ -1,6 +1,6 @@
 // Unit tests of the cost model for device data: the device topology's links
 // (common/topology/device_topology.*), the GPU model's parameters
-// (common/params.cpp), and the device default table
+// (common/config/params.cpp), and the device default table
 // (common/model/device_model.*) against the host one, on the DGX-like and
 // uneven fixtures of tests/bench/topologies.
 #include <cmath>

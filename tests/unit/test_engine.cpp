@@ -1,9 +1,11 @@
 // Unit tests of the engine's plans and host executor (no MPI).
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <unistd.h>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "model/default_table.hpp"
 #include "plan_check.hpp"
 #include "planners/planners.hpp"
+#include "topoar_engine.h"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
 extern "C" {
@@ -287,17 +290,7 @@ namespace {
 using topoar_test::OrderedReducer;
 using topoar_test::SumReducer;
 
-// Every rank plans its own schedule and runs it in a thread.
-template <typename T>
-void run_all(const std::function<Plan(int)>& make, std::vector<std::vector<T>>& bufs, Reducer& reducer,
-             std::size_t segment_elems) {
-    auto plan_rank = [&](int r, Plan* plan) {
-        *plan = make(r);
-        return Status::ok();
-    };
-    auto failed = topoar_test::run_ranks<T>(plan_rank, bufs, reducer, segment_elems);
-    if (!failed.empty()) fail_msg("%s", failed[0].c_str());
-}
+using topoar_test::run_all;  // exec_harness.hpp
 
 void check_exact_sums(const std::function<Plan(int, int, std::size_t)>& planner, std::size_t seg) {
     for (int p : {1, 2, 3, 5, 8}) {
@@ -449,7 +442,7 @@ static void test_auto_hands_single_host_down(void** state) {
         assert_true(single.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
         assert_int_equal(static_cast<int>(dc.algorithm), static_cast<int>(Algorithm::nccl));
         assert_int_not_equal(static_cast<int>(dc.plan_algorithm), static_cast<int>(Algorithm::nccl));
-        assert_non_null(dc.plan);
+        assert_non_null(dc.plan.get());
         EngineConfig nc;
         nc.algorithm = Algorithm::nccl;
         Engine forced_nccl(0, 3, nc);
@@ -457,7 +450,7 @@ static void test_auto_hands_single_host_down(void** state) {
         Status hs = forced_nccl.prepare(buf.size(), sizeof(double), MemType::host, &dc);
         assert_int_equal(static_cast<int>(hs.code()), static_cast<int>(Code::unsupported));
         assert_true(forced_nccl.prepare(buf.size(), sizeof(double), MemType::cuda, &dc).is_ok());
-        assert_non_null(dc.plan);
+        assert_non_null(dc.plan.get());
         // Across hosts, the device table is built at the first device call
         // (not before: host-only programs never pay for it) and decides
         // device calls; host calls keep the host table.
@@ -491,13 +484,105 @@ static void test_auto_hands_single_host_down(void** state) {
     // prepare() asks once and says the same; a hand-down has no plan.
     PreparedCall call;
     assert_true(single.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
-    assert_true(call.hand_down);
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::hand_down));
     assert_non_null(call.why);
-    assert_null(call.plan);
+    assert_null(call.plan.get());
     assert_true(two.prepare(buf.size(), sizeof(double), MemType::host, &call).is_ok());
-    assert_false(call.hand_down);
-    assert_non_null(call.plan);
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::host));
+    assert_non_null(call.plan.get());
     assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(two.choose(buf.size() * sizeof(double))));
+}
+
+// A call's route (decide/route.hpp): host calls run or are handed down;
+// device calls follow what the glue registered (NCCL, per-host
+// communicators) and what reduces the pair.  A staged device call runs a
+// plan prepared for host memory.
+static void test_call_routes(void** state) {
+    (void)state;
+    std::vector<RankInfo> ranks(4);
+    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    EngineConfig tc;
+    tc.algorithm = Algorithm::tree;
+    Engine e(0, 4, tc);
+    assert_true(e.setup(ranks).is_ok());
+    const std::size_t n = std::size_t(1) << 21;  // 8 MiB of floats
+    PreparedCall call;
+    assert_true(e.prepare(n, 4, MemType::host, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::host));
+    const std::size_t host_rounds = call.plan->plan.num_rounds(0);
+    assert_true(e.prepare(n, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_plan));
+    const std::size_t dev_rounds = call.plan->plan.num_rounds(0);
+    assert_true(dev_rounds < host_rounds);
+    {
+        // A device route never runs on the host executor.
+        topoar_test::FakeNetwork net(4);
+        topoar_test::FakeTransport t(net, 0);
+        topoar_test::SumReducer<float> red;
+        std::vector<float> buf(n, 1.0f);
+        assert_int_equal(static_cast<int>(e.run(call, buf.data(), t, red).code()),
+                         static_cast<int>(Code::internal_error));
+    }
+    // No kernel for the pair: staged, with the host plan.
+    PairCaps no_kernel;
+    no_kernel.kernels_reduce = false;
+    assert_true(e.prepare(n, 4, MemType::cuda, &call, no_kernel).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::staged));
+    assert_int_equal(call.plan->plan.num_rounds(0), host_rounds);
+    // No NCCL on the communicator: staged too.
+    DeviceCaps no_nccl;
+    no_nccl.nccl = false;
+    e.set_device_caps(no_nccl);
+    assert_true(e.prepare(n, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::staged));
+    assert_int_equal(call.plan->plan.num_rounds(0), host_rounds);
+
+    // nccl: ncclAllReduce where NCCL reduces the pair, else topoar's plan.
+    EngineConfig nc;
+    nc.algorithm = Algorithm::nccl;
+    Engine ne(0, 4, nc);
+    assert_true(ne.setup(ranks).is_ok());
+    assert_true(ne.prepare(1000, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_allreduce));
+    PairCaps no_nccl_pair;
+    no_nccl_pair.nccl_reduces = false;
+    assert_true(ne.prepare(1000, 4, MemType::cuda, &call, no_nccl_pair).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_plan));
+
+    // nccl_hier: its route while its per-host communicators may be made,
+    // topoar's plan over NCCL (with the reason) once they cannot.
+    EngineConfig hc;
+    hc.algorithm = Algorithm::nccl_hier;
+    Engine he(0, 4, hc);
+    assert_true(he.setup(ranks).is_ok());
+    assert_true(he.prepare(1000, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_hier));
+    assert_non_null(call.hier.get());
+    DeviceCaps no_host;
+    no_host.host_comms = false;
+    he.set_device_caps(no_host);
+    assert_true(he.prepare(1000, 4, MemType::cuda, &call).is_ok());
+    assert_int_equal(static_cast<int>(call.route), static_cast<int>(Route::nccl_plan));
+    assert_non_null(call.why);
+
+    // The pure rule, every combination that matters.
+    const DeviceCaps all;
+    const PairCaps both;
+    assert_int_equal(static_cast<int>(device_route(Algorithm::nccl_hier, false, all, both)),
+                     static_cast<int>(Route::nccl_plan));
+    assert_int_equal(static_cast<int>(device_route(Algorithm::nccl_hier, true, all, no_kernel)),
+                     static_cast<int>(Route::staged));
+    assert_int_equal(static_cast<int>(device_route(Algorithm::nccl, false, no_nccl, both)),
+                     static_cast<int>(Route::staged));
+    assert_int_equal(static_cast<int>(device_route(Algorithm::tree, true, all, both)),
+                     static_cast<int>(Route::nccl_plan));
+    // The route table: numbered 0.., every one named.
+    for (int r = 0; r < TOPOAR_ROUTE_COUNT; ++r) assert_string_not_equal(topoar_route_name(r), "?");
+    assert_string_equal(topoar_route_name(TOPOAR_ROUTE_COUNT), "?");
+    assert_int_equal(topoar_size_class(0), 0);
+    assert_int_equal(topoar_size_class(1), 0);
+    assert_int_equal(topoar_size_class(1023), 9);
+    assert_int_equal(topoar_size_class(1024), 10);
 }
 
 // A rules file's mem=cuda rule decides device calls only; prepare() carries
@@ -531,7 +616,7 @@ static void test_rules_by_memory_type(void** state) {
     assert_int_equal(static_cast<int>(call.origin), static_cast<int>(Origin::rule));
     assert_true(call.fell_through);
     assert_int_not_equal(static_cast<int>(call.algorithm), static_cast<int>(Algorithm::nccl));
-    assert_non_null(call.plan);
+    assert_non_null(call.plan.get());
 }
 
 static void test_auto_uses_the_cost_model_table(void** state) {
@@ -860,6 +945,104 @@ static void test_default_table_cache(void** state) {
     assert_true(hit);
 }
 
+// The C API's text results do not share a buffer: each stays valid until
+// the next call of its own function.
+static void test_c_api_text_results(void** state) {
+    (void)state;
+    topoar_engine_t* e = topoar_engine_create(0, 3, nullptr);
+    assert_non_null(e);
+    std::vector<topoar_rank_info_t> all(3);
+    for (int r = 0; r < 3; ++r) {
+        std::memset(&all[static_cast<std::size_t>(r)], 0, sizeof(topoar_rank_info_t));
+        std::snprintf(all[static_cast<std::size_t>(r)].host, TOPOAR_NAME_MAX, "%s", r < 2 ? "a" : "b");
+        all[static_cast<std::size_t>(r)].socket = -1;
+    }
+    assert_int_equal(topoar_engine_setup(e, all.data()), TOPOAR_OK);
+    const char* described = topoar_engine_describe(e);
+    const std::string described_copy = described;
+    const char* text = topoar_engine_topology_text(e);
+    const std::string text_copy = text;
+    assert_true(text_copy != described_copy);
+    const char* notice = topoar_engine_notice(e);  // nothing happened: NULL
+    assert_null(notice);
+    topoar_call_t call;
+    assert_int_equal(topoar_engine_prepare(e, 1000, 4, TOPOAR_MEM_HOST, 0, &call), TOPOAR_OK);
+    assert_int_equal(call.route, TOPOAR_ROUTE_HOST);
+    const char* origin = topoar_engine_last_origin(e);
+    assert_non_null(origin);
+    // Every earlier result still reads as it was.
+    assert_string_equal(described, described_copy.c_str());
+    assert_string_equal(text, text_copy.c_str());
+    assert_non_null(std::strstr(text, "a"));
+    topoar_engine_destroy(e);
+}
+
+// The plan cache hands out handles: a plan a call holds outlives its entry
+// (the cache may drop entries at any prepare), and is freed once no call
+// holds it.
+static void test_plan_cache_handles(void** state) {
+    (void)state;
+    PlanCache cache;
+    int built = 0;
+    auto build = [&built](std::size_t n) {
+        return [&built, n](CompiledPlan* p) {
+            ++built;
+            p->count = n;
+            return Status::ok();
+        };
+    };
+    auto key = [](std::size_t n) { return PlanCache::Key(1, n, 4, 0, 0, 1); };
+    PlanHandle a, again;
+    assert_true(cache.get(key(100), build(100), &a).is_ok());
+    assert_true(cache.get(key(100), build(100), &again).is_ok());
+    assert_int_equal(built, 1);
+    assert_ptr_equal(a.get(), again.get());
+    std::weak_ptr<const CompiledPlan> wa = a;
+    cache.clear();
+    assert_int_equal(cache.size(), 0);
+    assert_false(wa.expired());  // dropped from the cache, still the call's
+    assert_int_equal(a->count, 100);
+    a.reset();
+    again.reset();
+    assert_true(wa.expired());  // freed with its last handle
+    // Full: make_room drops every entry, the handles held keep theirs.
+    PlanHandle first;
+    for (std::size_t n = 1; n <= PlanCache::kMaxPlans; ++n) {
+        PlanHandle h;
+        assert_true(cache.get(key(n), build(n), &h).is_ok());
+        if (n == 1) first = h;
+    }
+    assert_int_equal(cache.size(), PlanCache::kMaxPlans);
+    cache.make_room(4);
+    assert_int_equal(cache.size(), 0);
+    assert_int_equal(first->count, 1);
+    // A failed build caches nothing.
+    PlanHandle none;
+    Status st = cache.get(key(7), [](CompiledPlan*) { return Status::unsupported("no plan"); }, &none);
+    assert_int_equal(static_cast<int>(st.code()), static_cast<int>(Code::unsupported));
+    assert_null(none.get());
+    assert_int_equal(cache.size(), 0);
+
+    // Through the engine: a prepared call's plan survives the prepares of
+    // many other sizes (which refill and drop the cache several times).
+    std::vector<RankInfo> ranks(4);
+    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    EngineConfig rc;
+    rc.algorithm = Algorithm::ring;
+    Engine e(0, 4, rc);
+    assert_true(e.setup(ranks).is_ok());
+    PreparedCall held, other;
+    assert_true(e.prepare(1000, 4, MemType::host, &held).is_ok());
+    std::weak_ptr<const CompiledPlan> wh = held.plan;
+    for (std::size_t n = 1; n <= 3 * PlanCache::kMaxPlans; ++n)
+        assert_true(e.prepare(2000 + n, 4, MemType::host, &other).is_ok());
+    assert_false(wh.expired());
+    assert_int_equal(held.plan->count, 1000);
+    assert_int_equal(held.plan->plan.of(0).rounds.size() > 0, 1);
+    held = PreparedCall{};
+    assert_true(wh.expired());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_range_covers_exactly),
@@ -878,6 +1061,9 @@ int main(void) {
         cmocka_unit_test(test_auto_hands_single_host_down),
         cmocka_unit_test(test_auto_uses_the_cost_model_table),
         cmocka_unit_test(test_rules_by_memory_type),
+        cmocka_unit_test(test_call_routes),
+        cmocka_unit_test(test_c_api_text_results),
+        cmocka_unit_test(test_plan_cache_handles),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
         cmocka_unit_test(test_planners_at_huge_counts),
         cmocka_unit_test(test_scaled_units),

@@ -25,7 +25,7 @@ extern "C" {
 }
 
 #include "engine.hpp"
-#include "exec/probe.hpp"
+#include "topology/probe.hpp"
 #include "topology/discovery.hpp"
 #include "topology/measured.hpp"
 #include "topology/nic_probe.hpp"
@@ -596,13 +596,17 @@ void test_small_message_trials(void**) {
                 PreparedCall c;
                 s = e.prepare(count, 4, MemType::host, &c);
                 if (!s) break;
-                trace += std::to_string(c.trial.index) + (c.hand_down ? "h" : "p") + (c.trial.decided ? "d " : " ");
+                trace += std::to_string(c.trial.index) + (is_hand_down(c.route) ? "h" : "p") + (c.trial.decided ? "d " : " ");
                 std::vector<std::int32_t> buf(count), want(count, 0);
                 for (std::size_t i = 0; i < count; ++i) {
                     buf[i] = static_cast<std::int32_t>(r * 100 + static_cast<int>(i) + k);
                     for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q * 100 + static_cast<int>(i) + k);
                 }
-                if (c.hand_down) {
+                // An undecided class's turns take a contest route, and only they.
+                const bool turn = c.trial.cls >= 0 && !c.trial.decided;
+                if (turn != (c.route == Route::contest_host || c.route == Route::contest_down))
+                    ++wrong[static_cast<std::size_t>(r)];
+                if (is_hand_down(c.route)) {
                     buf = want;  // the previous module's turn (tested elsewhere)
                 } else {
                     s = e.run(c, buf.data(), t, sum);
@@ -612,7 +616,7 @@ void test_small_message_trials(void**) {
                     // Topoar's turns: 8 ms everywhere.  The previous module:
                     // 20 ms on rank 0 (alone it would keep topoar's choice),
                     // 1 ms on the others: pooled 24 against 40, it wins.
-                    const double sec = !c.hand_down ? 8e-3 : r == 0 ? 20e-3 : 1e-3;
+                    const double sec = !is_hand_down(c.route) ? 8e-3 : r == 0 ? 20e-3 : 1e-3;
                     s = e.note_trial(c, sec, io);
                     notices[static_cast<std::size_t>(r)] += e.take_notice();
                 }
@@ -667,13 +671,13 @@ void test_small_message_trials(void**) {
         }
         expect_ok(e.prepare(16, 4, MemType::host, &c));
         assert_int_equal(c.trial.cls, -1);
-        assert_false(c.hand_down);
+        assert_false(is_hand_down(c.route));
     }
     clear_probe_cache();
 }
 
 // A call whose result the previous module could compute otherwise
-// (own_result_only: an 8-bit sum under Open MPI's op/avx) is never the
+// (PairCaps::previous_differs: an 8-bit sum under Open MPI's op/avx) is never the
 // previous module's, whatever the contest: not as a turn, not after the
 // previous module won the class.  A class whose every call is such a call
 // settles among topoar's own contenders.
@@ -694,7 +698,7 @@ void test_small_message_trials_own_result(void**) {
             cfg.trial_calls = 3;
             Engine e(r, n, cfg);
             Status s = e.setup(ranks, &io);
-            // Class 7 (128 bytes): every call own_result_only.  Class 6 (64
+            // Class 7 (128 bytes): every call previous_differs.  Class 6 (64
             // bytes): calls of both kinds, the previous module measured
             // fastest by far.
             for (int k = 0; k < 60 && s; ++k) {
@@ -702,9 +706,11 @@ void test_small_message_trials_own_result(void**) {
                 const bool own_only = !mixed || k % 4 == 3;  // class 6: every other call
                 const std::size_t count = mixed ? 16 : 32;
                 PreparedCall c;
-                s = e.prepare(count, 4, MemType::host, &c, own_only);
+                PairCaps pair;
+                pair.previous_differs = own_only;
+                s = e.prepare(count, 4, MemType::host, &c, pair);
                 if (!s) break;
-                if (c.hand_down) {
+                if (is_hand_down(c.route)) {
                     ++(own_only ? own_handed : other_handed)[static_cast<std::size_t>(r)];
                     if (!own_only && k >= 50) ++other_last[static_cast<std::size_t>(r)];
                 } else {
@@ -715,7 +721,7 @@ void test_small_message_trials_own_result(void**) {
                     if (own_only) ++own_runs[static_cast<std::size_t>(r)];
                 }
                 if (s && c.trial.cls >= 0 && !c.trial.decided) {
-                    s = e.note_trial(c, c.hand_down ? 1e-3 : 8e-3, io);
+                    s = e.note_trial(c, is_hand_down(c.route) ? 1e-3 : 8e-3, io);
                     notices[static_cast<std::size_t>(r)] += e.take_notice();
                 }
             }

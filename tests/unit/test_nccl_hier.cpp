@@ -249,8 +249,8 @@ static void test_engine_prepares_hier(void** state) {
     assert_true(e.prepare(1000, 8, MemType::cuda, &call).is_ok());
     assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(Algorithm::nccl_hier));
     assert_int_not_equal(static_cast<int>(call.plan_algorithm), static_cast<int>(Algorithm::nccl_hier));
-    assert_non_null(call.plan);
-    assert_non_null(call.hier);
+    assert_non_null(call.plan.get());
+    assert_non_null(call.hier.get());
     assert_int_equal(call.hier->host, 1);
     assert_int_equal(call.hier->local, 0);
     int host = -1, local = -1, hosts = -1;
@@ -264,8 +264,8 @@ static void test_engine_prepares_hier(void** state) {
     Engine c(0, 5, chunked);
     assert_true(c.setup(ranks).is_ok());
     assert_true(c.prepare(1000, 8, MemType::cuda, &call).is_ok());
-    assert_non_null(call.hier);
-    assert_non_null(call.hier_tail);
+    assert_non_null(call.hier.get());
+    assert_non_null(call.hier_tail.get());
     assert_int_equal(call.hier->count, 512);
     assert_int_equal(call.hier_tail->count, 1000 - 512);
 }

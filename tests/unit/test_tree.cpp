@@ -515,17 +515,7 @@ namespace {
 using topoar_test::OrderedReducer;
 using topoar_test::SumReducer;
 
-// Every rank plans its own schedule and runs it in a thread.
-template <typename T>
-void run_all(const std::function<Plan(int)>& make, std::vector<std::vector<T>>& bufs, Reducer& reducer,
-             std::size_t segment_elems) {
-    auto plan_rank = [&](int r, Plan* plan) {
-        *plan = make(r);
-        return Status::ok();
-    };
-    auto failed = topoar_test::run_ranks<T>(plan_rank, bufs, reducer, segment_elems);
-    if (!failed.empty()) fail_msg("%s", failed[0].c_str());
-}
+using topoar_test::run_all;  // exec_harness.hpp
 
 using Planner = std::function<Plan(const Topology&, int rank, std::size_t n)>;
 

@@ -1,15 +1,16 @@
-#include "params.hpp"
+#include "config/params.hpp"
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 
 #include "core/algorithm.hpp"
 #include "core/units.hpp"
 #include "decide/decision.hpp"
-#include "engine.hpp"
+#include "config/engine_config.hpp"
 #include "topology/device_topology.hpp"
 
 namespace topoar {
@@ -131,7 +132,7 @@ std::vector<ParamInfo> make_table() {
          "How much faster the cost model must predict an algorithm with more messages (order: " + order +
              ") than a simpler one for the table to choose it, '0.15' or '15%' (the default); 0 takes the "
              "fastest prediction. Must be the same on all ranks."},
-        // Zero-configuration discovery (exec/probe.hpp, topology/measured.hpp).
+        // Zero-configuration discovery (topology/probe.hpp, topology/measured.hpp).
         {"probe", T::boolean, "1", 4, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->probe); },
          "Measure the links between hosts at a communicator's first set-up when no topology file, rack "
@@ -251,6 +252,14 @@ const ParamInfo* find_param(const std::string& name) {
     for (const ParamInfo& p : param_table())
         if (name == p.name) return &p;
     return nullptr;
+}
+
+// Every field the table sets, from its default (written once: the table).
+EngineConfig::EngineConfig() {
+    for (const ParamInfo& p : param_table()) {
+        Status s = set_param(this, p.name, p.default_value);
+        if (!s) throw std::logic_error("parameter table default: " + s.message());
+    }
 }
 
 Status set_param(EngineConfig* cfg, const std::string& name, const std::string& value) {

@@ -27,7 +27,7 @@
 #include <functional>
 #include <vector>
 
-#include "exec/executor.hpp"
+#include "core/transport.hpp"
 #include "status.hpp"
 #include "topology/discovery.hpp"
 #include "topology/measured.hpp"

@@ -1,5 +1,5 @@
 // run_probe (probe.hpp): pair sessions of timed pings and streams.
-#include "exec/probe.hpp"
+#include "topology/probe.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,128 @@
+/*
+ * topoar's host call: MPI_Allreduce on host buffers -- eligibility, the
+ * lazy collective set-up, one question to the engine (the call's route) and
+ * a switch on its answer.
+ */
+#include "coll_topoar.h"
+#include "coll_topoar_ops.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+/* Runs a prepared host call that topoar takes. */
+static int run_prepared(mca_coll_topoar_module_t *m, const topoar_call_t *call, const void *sbuf, void *rbuf,
+                        ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm, size_t bytes)
+{
+    int rc;
+    if (MPI_IN_PLACE != sbuf && sbuf != rbuf && call->count > 0) {
+        /* The engine works in place on rbuf; copy now (after the checks,
+         * so a fallback still sees the caller's buffers untouched). */
+        memcpy(rbuf, sbuf, bytes);
+    }
+    rc = mca_coll_topoar_run_host(m, call, rbuf, dtype, op, comm);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mca_coll_topoar_count(m, comm, bytes, call->plan_algorithm, call->route);
+    return OMPI_SUCCESS;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* A turn of auto's small-message contest (coll_topoar_trial_calls): the
+ * previous module's or one of topoar's plans, timed either way; at the
+ * contest's last call the engine has the ranks agree (collective). */
+static int contest_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, const void *sbuf, void *rbuf,
+                      int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
+                      size_t bytes)
+{
+    double t0 = now_seconds();
+    int rc;
+    if (TOPOAR_ROUTE_CONTEST_DOWN == call->route) {
+        rc = mca_coll_topoar_fallback(m, call->why, sbuf, rbuf, count, dtype, op, comm);
+        mca_coll_topoar_set_last_path(call->route);
+    } else {
+        rc = run_prepared(m, call, sbuf, rbuf, dtype, op, comm, bytes);
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (TOPOAR_OK != topoar_engine_trial_done(m->engine, call, now_seconds() - t0)) {
+        return mca_coll_topoar_failed(m, comm, "small-message trial");
+    }
+    mca_coll_topoar_print_notice(m, comm, "");
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm)
+{
+    const char *why;
+    ptrdiff_t lb, extent;
+    size_t bytes;
+    int rc;
+    topoar_call_t call;
+
+    /* auto on one host without rules: every call goes to the previous
+     * module, with nothing in between but the counters. */
+    if (NULL != m->hand_down_all) {
+        return mca_coll_topoar_fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
+    }
+    why = mca_coll_topoar_ineligible(count, dtype, op);
+    if (NULL == why && ompi_comm_size(comm) < 2) {
+        why = "one rank"; /* only taken for device buffers (GPU path) */
+    }
+    if (NULL != why) {
+        return mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
+    }
+    if (TOPOAR_STATE_NEW == m->state) {
+        mca_coll_topoar_setup(m, comm);
+        if (NULL != m->hand_down_all) { /* set up without an engine (one host, auto) */
+            return mca_coll_topoar_fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
+        }
+    }
+    if (TOPOAR_STATE_READY != m->state) {
+        return mca_coll_topoar_fallback(m, "topoar is off on this communicator (set-up or an earlier call failed)",
+                                        sbuf, rbuf, count, dtype, op, comm);
+    }
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    bytes = (size_t) count * (size_t) extent;
+    /* The one question per call: hand down, or which plan.  Answered before
+     * any copy or progress bookkeeping (auto on one host goes straight to
+     * the previous module; measured: docs/performance.md, node4). */
+    rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_HOST,
+                               mca_coll_topoar_previous_may_differ(dtype, op, (size_t) extent)
+                                   ? TOPOAR_PREPARE_OWN_RESULT_ONLY : 0,
+                               &call);
+    if (TOPOAR_ERR_UNSUPPORTED == rc) {
+        /* Decided before any message moved, identically on every rank. */
+        return mca_coll_topoar_fallback(m, topoar_engine_error(m->engine), sbuf, rbuf, count, dtype, op, comm);
+    }
+    if (TOPOAR_OK != rc) {
+        return mca_coll_topoar_failed(m, comm, "prepare");
+    }
+    switch (call.route) {
+    case TOPOAR_ROUTE_HOST:
+        return run_prepared(m, &call, sbuf, rbuf, dtype, op, comm, bytes);
+    case TOPOAR_ROUTE_HAND_DOWN:
+        return mca_coll_topoar_fallback(m, call.why, sbuf, rbuf, count, dtype, op, comm);
+    case TOPOAR_ROUTE_CONTEST_HOST:
+    case TOPOAR_ROUTE_CONTEST_DOWN:
+        return contest_turn(m, &call, sbuf, rbuf, count, dtype, op, comm, bytes);
+    default:
+        opal_output(0, "coll:topoar: %s: a host call cannot take the route %s", comm->c_name,
+                    topoar_route_name(call.route));
+        return MPI_ERR_INTERN;
+    }
+}

@@ -1,0 +1,149 @@
+/*
+ * topoar's transport callbacks: the PML point-to-point transport and the
+ * local reduction the engine runs a prepared call with, and running one
+ * (host memory: the caller's buffer or a staging copy).
+ */
+#include "coll_topoar.h"
+#include "coll_topoar_ops.h"
+#include "topoar_reduce.h"
+
+#include <limits.h>
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
+
+/* The transport's context: the communicator, and how many times this call
+ * has found nothing to do.  A call starts without making opal_progress poll
+ * the event library on every pass: the TCP BTL's sockets are still polled at
+ * the progress engine's tick, as for tuned, and a poll() per pass made small
+ * calls across hosts up to a third slower at some sizes, within noise at
+ * others (docs/performance.md, "What mattered").  A call
+ * that has gone idle kPollAfterIdle times asks for every-pass polling for the
+ * rest of the call, so a long wait on TCP (a connection being set up, a
+ * congested link) never waits for the tick. */
+typedef mca_coll_topoar_pml_ctx_t pml_ctx_t;
+
+enum { kPollAfterIdle = 64 };
+
+static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
+{
+    return MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+                              MCA_PML_BASE_SEND_STANDARD, ((pml_ctx_t *) ctx)->comm,
+                              (ompi_request_t **) req));
+}
+
+static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
+{
+    return MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+                              ((pml_ctx_t *) ctx)->comm, (ompi_request_t **) req));
+}
+
+static int pml_wait(void *ctx, void **req)
+{
+    (void) ctx;
+    return ompi_request_wait((ompi_request_t **) req, MPI_STATUS_IGNORE);
+}
+
+/* The local reduction goes through PMPI_Reduce_local (inout = in op inout),
+ * which is ompi_op_reduce underneath: Debian's libopenmpi-dev lacks a header
+ * that ompi/op/op.h needs, and the public call keeps user operations and
+ * every predefined op/type pair working alike. */
+/* Completion check without a progress call: the executor polls many
+ * requests per pass and drives progress once (pml_progress), so processes
+ * sharing a core waste less time in the network stack. */
+static int pml_test(void *ctx, void **req, int *done)
+{
+    ompi_request_t **r = (ompi_request_t **) req;
+    (void) ctx;
+    *done = 0;
+    if (!REQUEST_COMPLETE(*r)) {
+        return OMPI_SUCCESS;
+    }
+    *done = 1;
+    return ompi_request_wait(r, MPI_STATUS_IGNORE); /* frees it */
+}
+
+/* After a failure: cancel a posted request and complete it, so nothing is
+ * left posted on the caller's buffers (ob1 cannot cancel sends: the wait
+ * then completes them). */
+static int pml_cancel(void *ctx, void **req)
+{
+    ompi_request_t **r = (ompi_request_t **) req;
+    (void) ctx;
+    (void) ompi_request_cancel(*r);
+    return ompi_request_wait(r, MPI_STATUS_IGNORE);
+}
+
+static void pml_progress(void *ctx)
+{
+    pml_ctx_t *c = (pml_ctx_t *) ctx;
+    if (!c->polling && ++c->idle >= kPollAfterIdle) {
+        opal_progress_event_users_increment();
+        c->polling = true;
+    }
+    opal_progress();
+}
+
+typedef struct {
+    struct ompi_op_t *op;
+    ompi_datatype_t *dtype;
+    size_t extent;
+    int redop, redtype; /* topoar's own reduction when own != 0 */
+    int own;
+} reduce_ctx_t;
+
+static void op_reduce(void *ctx, const void *in, void *inout, size_t count)
+{
+    reduce_ctx_t *r = (reduce_ctx_t *) ctx;
+    /* Predefined op/type pairs: topoar's own typed loops (wrapping integer
+     * arithmetic, vectorized; common/reduce/).  Everything else: Open MPI. */
+    if (r->own && 0 == topoar_reduce_host(r->redop, r->redtype, in, inout, count)) {
+        return;
+    }
+    const char *src = (const char *) in;
+    char *dst = (char *) inout;
+    while (count > 0) {
+        int n = count > (size_t) INT_MAX ? INT_MAX : (int) count;
+        PMPI_Reduce_local(src, dst, n, r->dtype, r->op);
+        src += (size_t) n * r->extent;
+        dst += (size_t) n * r->extent;
+        count -= (size_t) n;
+    }
+}
+
+void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out)
+{
+    topoar_transport_t t = {ctx, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
+    *out = t;
+}
+
+int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
+                             ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
+{
+    int rc;
+    reduce_ctx_t rctx = {op, dtype, call->elem_size, 0, 0, 0};
+    topoar_reducer_t reducer = {&rctx, op_reduce};
+    pml_ctx_t pctx = {comm, 0, false};
+    topoar_transport_t transport;
+
+    mca_coll_topoar_pml_transport(&pctx, &transport);
+    rctx.own = mca_coll_topoar_op_ids(dtype, op, &rctx.redop, &rctx.redtype);
+    rc = topoar_engine_run(m->engine, call, rbuf, &transport, &reducer);
+    if (pctx.polling) {
+        opal_progress_event_users_decrement();
+    }
+    if (m->io_ctx.polling) { /* online adaptation measured the links again */
+        opal_progress_event_users_decrement();
+        m->io_ctx.polling = false;
+    }
+    m->io_ctx.idle = 0;
+    if (TOPOAR_OK != rc) {
+        return mca_coll_topoar_failed(m, comm, "run");
+    }
+    mca_coll_topoar_print_notice(m, comm, "online adaptation: ");
+    return OMPI_SUCCESS;
+}
