@@ -14,13 +14,14 @@
 
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
+#include "coll_topoar_compat.h"
 
 #include "topoar_engine.h"
 
 BEGIN_C_DECLS
 
 typedef struct mca_coll_topoar_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_topoar_base_component_t super; /* coll_topoar_compat.h */
 
     int priority;
     int verbose;
@@ -78,7 +79,7 @@ enum {
                                      * topoar's plans across them */
 };
 
-OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;
+MCA_COLL_TOPOAR_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;
 
 /* Values of the last_algorithm variable beyond the TOPOAR_ALG_* ones. */
 #define TOPOAR_LAST_NONE 0
@@ -122,7 +123,7 @@ OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);
 int mca_coll_topoar_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, mca_coll_topoar_count_t count, struct ompi_datatype_t *dtype,
                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *module);
 

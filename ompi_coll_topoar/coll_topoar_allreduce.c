@@ -473,12 +473,18 @@ static int trial_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, co
     return OMPI_SUCCESS;
 }
 
-int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *module)
+int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, mca_coll_topoar_count_t count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+
+    if (MCA_COLL_TOPOAR_COUNT_TOO_BIG(count)) { /* main's size_t counts beyond int: whole to the previous module */
+        mca_coll_topoar_bump(&m->fallback);
+        mca_coll_topoar_set_last(TOPOAR_LAST_FALLBACK, TOPOAR_PATH_HAND_DOWN);
+        return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm, m->previous_allreduce_module);
+    }
 
     /* GPU path on: device buffers must never reach host code (not even the
      * previous module, which would memcpy them).  One pointer query per
@@ -487,10 +493,10 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
         int s_dev = MPI_IN_PLACE != sbuf && TOPOAR_CUDA_MEM_DEVICE == cm->gpu->mem_type(sbuf);
         int r_dev = TOPOAR_CUDA_MEM_DEVICE == cm->gpu->mem_type(rbuf);
         if (s_dev || r_dev || cm->check_mem_type) {
-            return mca_coll_topoar_gpu_allreduce(m, sbuf, rbuf, count, dtype, op, comm, s_dev, r_dev);
+            return mca_coll_topoar_gpu_allreduce(m, sbuf, rbuf, (int) count, dtype, op, comm, s_dev, r_dev);
         }
     }
-    return mca_coll_topoar_allreduce_host(m, sbuf, rbuf, count, dtype, op, comm);
+    return mca_coll_topoar_allreduce_host(m, sbuf, rbuf, (int) count, dtype, op, comm);
 }
 
 int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
