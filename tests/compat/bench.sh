@@ -48,6 +48,14 @@ OMPI_PKGLIBDIR=$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibd
 export OMPI_PKGLIBDIR
 version=$(ompi_info --parsable | sed -n 's/^ompi:version:full://p')
 out=${out:-$src/docs/perf/compat/bench-ompi-$version-$scenario}
+note=""
+if [ "${#map[@]}" -gt 0 ] && [ "${version%%.*}" -ge 5 ] 2>/dev/null; then
+    # PRRTE (Open MPI 5+) maps --map-by node evenly (8 ranks on 4 hosts: 2
+    # each) and refuses the 1-slot host, where 4.1 filled the slots round
+    # robin; by slot the hosts get the same ranks (1, 2, 2, 3), consecutive.
+    map=()
+    note="; --map-by node dropped (PRRTE maps it evenly and refuses the 1-slot host): ranks by slot, same ranks per host"
+fi
 mkdir -p "$out"
 
 cluster=$src/tests/cluster/topoar-cluster name=compat$scenario
@@ -55,7 +63,7 @@ trap '"$cluster" down --name "$name" >/dev/null 2>&1 || true' EXIT INT TERM
 "$cluster" up --name "$name" "${spec[@]}" >/dev/null
 {
     echo "Open MPI $version ($ompi), topoar $(git -C "$src" describe --always --dirty) ($topoar)"
-    echo "scenario $scenario: ${spec[*]} ${map[*]}; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+    echo "scenario $scenario: ${spec[*]} ${map[*]}$note; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 } | tee "$out/README.txt"
 for size in $sizes; do
     /usr/bin/python3 "$src/tests/bench/compare.py" --scenario "$scenario" --cluster "$name" "${map[@]}" \
