@@ -26,13 +26,14 @@
 
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
+#include "coll_topoar_compat.h"
 
 #include "topoar_engine.h"
 
 BEGIN_C_DECLS
 
 typedef struct mca_coll_topoar_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_topoar_base_component_t super; /* coll_topoar_compat.h */
 
     int priority;
     int verbose;
@@ -75,7 +76,7 @@ enum {
     TOPOAR_CUDA_AWARE_ALWAYS = 2, /* without asking (an MPI the query does not know) */
 };
 
-OMPI_MODULE_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;
+MCA_COLL_TOPOAR_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;
 
 /* Values of the last_algorithm variable beyond the TOPOAR_ALG_* ones. */
 #define TOPOAR_LAST_NONE 0
@@ -121,9 +122,9 @@ OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);
 int mca_coll_topoar_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *module);
+int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, mca_coll_topoar_count_t count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
 /* Shared by the host path (coll_topoar_allreduce.c) and the GPU path
  * (coll_topoar_gpu.c). */
@@ -161,6 +162,9 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
 
 /* coll_topoar_module.c: enable (remembers the previous allreduce). */
 int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
+#if MCA_COLL_TOPOAR_INSTALLS_ITSELF
+int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
+#endif
 /* coll_topoar_transport.c: the PML transport over ctx. */
 void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out);
 /* coll_topoar_log.c: MPI_T variables (at register); what the engine decided

@@ -9,12 +9,18 @@
 #include "coll_topoar.h"
 #include "topoar_cuda.h"
 
-int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *module)
+int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, mca_coll_topoar_count_t count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+
+    if (MCA_COLL_TOPOAR_COUNT_TOO_BIG(count)) { /* main's size_t counts beyond int: whole to the previous module */
+        mca_coll_topoar_bump(&m->fallback);
+        mca_coll_topoar_set_last(TOPOAR_LAST_FALLBACK, TOPOAR_ROUTE_HAND_DOWN);
+        return m->previous_allreduce(sbuf, rbuf, count, dtype, op, comm, m->previous_allreduce_module);
+    }
 
     /* GPU path on: device buffers must never reach host code (not even the
      * previous module, which would memcpy them).  One pointer query per
@@ -28,7 +34,7 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
              * rbuf); else the device call took it. */
             int host_call = 0;
             const void *host_sbuf = sbuf;
-            int rc = mca_coll_topoar_gpu_allreduce(m, sbuf, rbuf, count, dtype, op, comm, s_dev, r_dev, &host_call,
+            int rc = mca_coll_topoar_gpu_allreduce(m, sbuf, rbuf, (int) count, dtype, op, comm, s_dev, r_dev, &host_call,
                                                    &host_sbuf);
             if (OMPI_SUCCESS != rc || !host_call) {
                 return rc;
@@ -36,5 +42,5 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, int count, struct om
             sbuf = host_sbuf;
         }
     }
-    return mca_coll_topoar_allreduce_host(m, sbuf, rbuf, count, dtype, op, comm);
+    return mca_coll_topoar_allreduce_host(m, sbuf, rbuf, (int) count, dtype, op, comm);
 }

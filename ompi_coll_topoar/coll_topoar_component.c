@@ -15,7 +15,7 @@
 #include <string.h>
 #include "ompi/communicator/communicator.h"
 
-const char *mca_coll_topoar_component_version_string = "topoar MPI_Allreduce component 0.1.0";
+const char *mca_coll_topoar_component_version_string = "topoar MPI_Allreduce component 0.1.0, built for " MCA_COLL_TOPOAR_API_NAME;
 
 static int topoar_register(void);
 static int topoar_open(void);
@@ -24,7 +24,7 @@ static int topoar_close(void);
 mca_coll_topoar_component_t mca_coll_topoar_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            MCA_COLL_TOPOAR_BASE_VERSION,
             .mca_component_name = "topoar",
             MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
             .mca_open_component = topoar_open,
@@ -218,6 +218,7 @@ static int topoar_open(void)
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     cm->output = opal_output_open(NULL);
     opal_output_set_verbosity(cm->output, cm->verbose);
+    opal_output_verbose(10, cm->output, "coll:topoar: %s", mca_coll_topoar_component_version_string);
     mca_coll_topoar_gpu_open();
     return OMPI_SUCCESS;
 }

@@ -66,8 +66,20 @@ int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_co
     m->previous_allreduce = comm->c_coll->coll_allreduce;
     m->previous_allreduce_module = comm->c_coll->coll_allreduce_module;
     OBJ_RETAIN(m->previous_allreduce_module);
+    MCA_COLL_TOPOAR_INSTALL(comm, mca_coll_topoar_allreduce, module); /* coll_topoar_compat.h */
     return OMPI_SUCCESS;
 }
+
+#if MCA_COLL_TOPOAR_INSTALLS_ITSELF
+/* Open MPI main: give back what enable took (the base calls disable in the
+ * reverse order of enable, so the module below is still there). */
+int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
+    MCA_COLL_TOPOAR_RESTORE(comm, module, m->previous_allreduce, m->previous_allreduce_module);
+    return OMPI_SUCCESS;
+}
+#endif
 
 /* The engine parameters' current values as name/value text for
  * topoar_engine_create (the MCA storage of coll_topoar_component.c). */

@@ -26,6 +26,7 @@
  * addresses of its predefined objects): only mpi.h is needed here.
  */
 #include "coll_topoar_ops.h"
+#include "coll_topoar_compat.h" /* sizeof(C++ bool), which Open MPI 5 no longer says */
 
 #include <stddef.h>
 #include <string.h>
@@ -85,9 +86,7 @@ static const struct dtype_entry dtype_table[] = {
     {MPI_OFFSET, C_INT(MPI_Offset), CLS_F_INTEGER},
     {MPI_COUNT, C_INT(MPI_Count), CLS_F_INTEGER},
     {MPI_C_BOOL, sizeof(_Bool) == 1 ? TOPOAR_REDTYPE_BOOL : -1, CLS_LOGICAL},
-#if defined(SIZEOF_BOOL) /* C++ bool, from Open MPI's configure */
-    {MPI_CXX_BOOL, SIZEOF_BOOL == 1 ? TOPOAR_REDTYPE_BOOL : -1, CLS_LOGICAL},
-#endif
+    {MPI_CXX_BOOL, MCA_COLL_TOPOAR_SIZEOF_CXX_BOOL == 1 ? TOPOAR_REDTYPE_BOOL : -1, CLS_LOGICAL},
     {MPI_C_COMPLEX, TOPOAR_REDTYPE_COMPLEX_FLOAT, CLS_COMPLEX},
     {MPI_C_FLOAT_COMPLEX, TOPOAR_REDTYPE_COMPLEX_FLOAT, CLS_COMPLEX},
     {MPI_C_DOUBLE_COMPLEX, TOPOAR_REDTYPE_COMPLEX_DOUBLE, CLS_COMPLEX},

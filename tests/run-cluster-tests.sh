@@ -40,7 +40,7 @@ result() {  # result NAME RC LOG
         failed=$((failed + 1)); echo "FAIL: $1"; tail -n 30 "$3" | sed 's/^/    /'
     fi
 }
-topoar=(--mca mca_base_component_path "$path" --mca coll topoar,tuned,libnbc,basic,self
+topoar=(--mca mca_base_component_path "$path" --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}"
         --mca coll_topoar_rack_file @RACKFILE@)
 
 clusters=(
@@ -87,7 +87,7 @@ for c in "${clusters[@]}"; do
     # 1c. No file: set-up measures the links (coll_topoar_probe); the
     # measured tree must group hosts into racks as the cluster does, and
     # the correctness program passes on it with auto.
-    measured=(--mca mca_base_component_path "$path" --mca coll topoar,tuned,libnbc,basic,self)
+    measured=(--mca mca_base_component_path "$path" --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}")
     run "${measured[@]}" "$build/tools/topoar_info" >"$tmp/probe-info.txt" 2>&1
     rc=$?
     run "${measured[@]}" "$build/tools/topoar_info" --text >"$tmp/probe-tree.txt" 2>>"$tmp/probe-info.txt" || rc=1

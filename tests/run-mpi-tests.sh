@@ -19,7 +19,7 @@ trap 'rm -rf "$logdir"' EXIT
 mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
      --mca mpi_yield_when_idle 1 --mca btl self,vader
      --mca mca_base_component_path "$path"
-     --mca coll topoar,tuned,libnbc,basic,self)
+     --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}")
 
 passed=0 failed=0
 # check NAME COMMAND...: runs it, passes when it exits 0.
@@ -150,7 +150,10 @@ expect_output "ompi_info lists the model parameters" "coll_topoar_model_margin" 
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
 # valgrind: no invalid accesses or leaks from topoar's frames.
 if command -v valgrind >/dev/null; then
-    supp=/usr/share/openmpi/openmpi-valgrind.supp
+    # The suppressions of the Open MPI whose mpirun runs the tests (Debian's
+    # /usr/share/openmpi/, or another installation's: tests/compat).
+    supp="$(dirname "$(command -v "$mpirun")")/../share/openmpi/openmpi-valgrind.supp"
+    [ -f "$supp" ] || supp=/usr/share/openmpi/openmpi-valgrind.supp
     # --keep-debuginfo: Open MPI dlcloses the components it does not select;
     # without it their leaks are reported under whatever is mapped there later.
     vg=(valgrind -q --keep-debuginfo=yes --leak-check=full --show-leak-kinds=definite --suppressions="$supp")

@@ -99,7 +99,7 @@ san=(-x LD_PRELOAD="$asan_rt:$component"
 mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
      --mca mpi_yield_when_idle 1 --mca btl self,vader
      --mca mca_base_component_path "$pkglib:$prefix/lib/openmpi"
-     --mca coll topoar,tuned,libnbc,basic,self "${san[@]}")
+     --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}" "${san[@]}")
 
 # A frame of topoar: its functions (topoar::, topoar_*, mca_coll_topoar_*)
 # or its sources (static C functions, anonymous namespaces).  Not the

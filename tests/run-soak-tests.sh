@@ -24,7 +24,7 @@ trap 'rm -rf "$logdir"' EXIT
 mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
      --mca mpi_yield_when_idle 1 --mca btl self,vader
      --mca mca_base_component_path "$path"
-     --mca coll topoar,tuned,libnbc,basic,self
+     --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}"
      -x GLIBC_TUNABLES=glibc.malloc.tcache_count=0)
 
 passed=0 failed=0

@@ -17,7 +17,7 @@ trap 'rm -rf "$logdir"' EXIT
 mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
      --mca mpi_yield_when_idle 1 --mca btl self,vader
      --mca mca_base_component_path "$path"
-     --mca coll topoar,tuned,libnbc,basic,self)
+     --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}")
 
 out="$logdir/probe.log"
 "${mpi[@]}" -np 1 "$bin" --threads 1 --rounds 0 --calls 1 >"$out" 2>&1

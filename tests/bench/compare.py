@@ -48,7 +48,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 CLUSTER_SCRIPT = os.path.join(REPO, "tests", "cluster", "topoar-cluster")
 BENCH_SOURCE = os.path.join(REPO, "tools", "topoar_osu_allreduce.c")
-OMPI_COMPONENT_DIR = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3"
+# Open MPI's own components: Debian's 4.1, unless OMPI_PKGLIBDIR names
+# another installation's (tests/compat: the mpirun on PATH must match).
+OMPI_COMPONENT_DIR = os.environ.get("OMPI_PKGLIBDIR",
+                                    "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3")
 DEFAULT_PREFIX = os.path.join(REPO, "_install")
 LOCAL_LAUNCHER = ("mpirun --allow-run-as-root --oversubscribe "
                   "--mca mpi_yield_when_idle 1")

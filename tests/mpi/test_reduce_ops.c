@@ -113,9 +113,41 @@ int main(int argc, char **argv)
         D(MPI_UINT32_T), D(MPI_INT64_T), D(MPI_UINT64_T), D(MPI_AINT), D(MPI_OFFSET), D(MPI_COUNT), D(MPI_C_BOOL),
         D(MPI_CXX_BOOL), D(MPI_FLOAT), D(MPI_DOUBLE), D(MPI_LONG_DOUBLE), D(MPI_C_COMPLEX), D(MPI_C_FLOAT_COMPLEX),
         D(MPI_C_DOUBLE_COMPLEX), D(MPI_C_LONG_DOUBLE_COMPLEX), D(MPI_CXX_FLOAT_COMPLEX), D(MPI_CXX_DOUBLE_COMPLEX),
-        D(MPI_INTEGER), D(MPI_INTEGER1), D(MPI_INTEGER2), D(MPI_INTEGER4), D(MPI_INTEGER8), D(MPI_REAL),
-        D(MPI_DOUBLE_PRECISION), D(MPI_REAL4), D(MPI_REAL8), D(MPI_REAL16), D(MPI_COMPLEX), D(MPI_DOUBLE_COMPLEX),
-        D(MPI_COMPLEX8), D(MPI_COMPLEX16), D(MPI_COMPLEX32), D(MPI_LOGICAL), D(MPI_FLOAT_INT), D(MPI_DOUBLE_INT),
+        D(MPI_INTEGER), D(MPI_REAL), D(MPI_DOUBLE_PRECISION), D(MPI_COMPLEX), D(MPI_DOUBLE_COMPLEX),
+/* The optional Fortran types: mpi.h declares them only where Open MPI was
+ * built with a Fortran compiler that has them (Debian's 4.1.4 has all;
+ * an Open MPI 5 configured --disable-mpi-fortran none). */
+#ifdef MPI_INTEGER1
+        D(MPI_INTEGER1),
+#endif
+#ifdef MPI_INTEGER2
+        D(MPI_INTEGER2),
+#endif
+#ifdef MPI_INTEGER4
+        D(MPI_INTEGER4),
+#endif
+#ifdef MPI_INTEGER8
+        D(MPI_INTEGER8),
+#endif
+#ifdef MPI_REAL4
+        D(MPI_REAL4),
+#endif
+#ifdef MPI_REAL8
+        D(MPI_REAL8),
+#endif
+#ifdef MPI_REAL16
+        D(MPI_REAL16),
+#endif
+#ifdef MPI_COMPLEX8
+        D(MPI_COMPLEX8),
+#endif
+#ifdef MPI_COMPLEX16
+        D(MPI_COMPLEX16),
+#endif
+#ifdef MPI_COMPLEX32
+        D(MPI_COMPLEX32),
+#endif
+        D(MPI_LOGICAL), D(MPI_FLOAT_INT), D(MPI_DOUBLE_INT),
         D(MPI_LONG_INT), D(MPI_2INT), D(MPI_SHORT_INT), D(MPI_LONG_DOUBLE_INT), D(MPI_2INTEGER), D(MPI_2REAL),
         D(MPI_2DOUBLE_PRECISION),
     };
