@@ -269,6 +269,9 @@ mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *c
         return NULL;
     }
     m->super.coll_module_enable = mca_coll_topoar_module_enable;
+#if MCA_COLL_TOPOAR_INSTALLS_ITSELF
+    m->super.coll_module_disable = mca_coll_topoar_module_disable;
+#endif
     m->super.coll_allreduce = mca_coll_topoar_allreduce;
     return &m->super;
 }
