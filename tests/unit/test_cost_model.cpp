@@ -23,6 +23,7 @@ extern "C" {
 }
 
 #include "cluster_fixtures.hpp"
+#include "model_check.hpp"
 
 using namespace topoar;
 using namespace topoar_test;
@@ -63,19 +64,6 @@ CostParams exact(double overhead = 1e-6) {
     c.gamma = 0;
     c.segment_bytes = 0;
     return c;
-}
-
-Prediction run(const Topology& topo, const Plan& plan, std::size_t elem, const CostParams& c) {
-    Prediction p;
-    Status s = predict(topo, plan, elem, c, &p);
-    if (!s) fail_msg("predict: %s", s.message().c_str());
-    return p;
-}
-
-void expect_near(double got, double want, double rel, const char* what) {
-    if (!(std::fabs(got - want) <= rel * std::fabs(want)))
-        fail_msg("%s: predicted %.9g s, closed form %.9g s (off by %.3f%%, allowed %.2f%%)", what, got, want,
-                 100.0 * (got - want) / want, 100.0 * rel);
 }
 
 // FlexReduce Eq. 2: ring reduce-scatter of n bytes on d learners.

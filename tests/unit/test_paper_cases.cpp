@@ -25,6 +25,7 @@ extern "C" {
 }
 
 #include "cluster_fixtures.hpp"
+#include "model_check.hpp"
 
 using namespace topoar;
 using namespace topoar_test;
@@ -40,19 +41,6 @@ CostParams exact() {
     c.segment_bytes = 0;
     c.eager_bytes = std::size_t(1) << 40;
     return c;
-}
-
-Prediction run(const Topology& topo, const Plan& plan, std::size_t elem, const CostParams& c) {
-    Prediction p;
-    Status s = predict(topo, plan, elem, c, &p);
-    if (!s) fail_msg("predict: %s", s.message().c_str());
-    return p;
-}
-
-void expect_near(double got, double want, double rel, const char* what) {
-    if (!(std::fabs(got - want) <= rel * std::fabs(want)))
-        fail_msg("%s: predicted %.9g, expected %.9g (off by %.3f%%, allowed %.2f%%)", what, got, want,
-                 100.0 * (got - want) / want, 100.0 * rel);
 }
 
 Topology fixture(const char* name) {
