@@ -219,7 +219,46 @@ std::vector<double> weighted_shares(const std::vector<double>& bw) {
     return s;
 }
 
+std::vector<double> star_shares(const std::vector<double>& bw) {
+    const std::size_t d = bw.size();
+    std::vector<double> s(d, d ? 1.0 / static_cast<double>(d) : 0.0);
+    if (d < 3) return s;
+    double lo = bw[0], sum = 0;
+    for (double b : bw) {
+        if (!(b > 0)) return s;  // an unknown link: even
+        lo = std::min(lo, b);
+        sum += b;
+    }
+    const double dd = static_cast<double>(d);
+    const double t = std::max(1.0 / lo, 2.0 * (dd - 1) / sum);  // the bound for M = 1
+    double total = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+        s[i] = std::max(0.0, (bw[i] * t - 1.0) / (dd - 2));
+        total += s[i];
+    }
+    for (double& x : s) x /= total;  // total >= 1: every x stays within its cap
+    return s;
+}
+
+bool star_branch(const std::vector<double>& bw) {
+    if (!weighted(bw)) return false;
+    const std::size_t d = bw.size();
+    const std::vector<double> c = weighted_shares(bw), st = star_shares(bw);
+    double chain = 0, star = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+        chain = std::max(chain, (2.0 - c[i] - c[(i + d - 1) % d]) / bw[i]);
+        star = std::max(star, (1.0 + static_cast<double>(d - 2) * st[i]) / bw[i]);
+    }
+    return star < chain * (1 - 1e-6);
+}
+
 namespace {
+
+// The shares of the children of vertex v: the star's where v reduces by
+// direct transfers, else the chains' (even unless their links differ).
+std::vector<double> branch_shares(const std::vector<double>& bw) {
+    return star_branch(bw) ? star_shares(bw) : weighted_shares(bw);
+}
 
 // The unit count U (see the header comment).  Weighted shares are not
 // fractions of small products: they use the largest U.
@@ -240,7 +279,7 @@ void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& po
         return;
     }
     const u64 deg = n.children.size();
-    const std::vector<double> w = weighted_shares(child_bandwidths(topo, v));
+    const std::vector<double> w = branch_shares(child_bandwidths(topo, v));
     bool even = true;
     for (double x : w) even = even && x == w[0];
     if (even) {
@@ -483,9 +522,26 @@ Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, c
         for (std::size_t done = 0; done < r.count; done += seg) f(r.offset + done, std::min(seg, r.count - done));
     };
 
-    // Uneven reduce-scatter: levels bottom-up, every subrange a pipelined chain.
+    // Branches that reduce by direct transfers (star_branch), asked once.
+    std::vector<char> star(topo.nodes().size(), 0);
+    for (const FlexLevel& level : lay.levels)
+        for (int x : level.branches) star[static_cast<std::size_t>(x)] = star_branch(child_bandwidths(topo, x));
+    auto is_star = [&](const FlexSubrange& s) { return star[static_cast<std::size_t>(s.branch)] != 0; };
+
+    // Uneven reduce-scatter: levels bottom-up, every subrange a pipelined
+    // chain, or at a star branch every participant straight to the owner
+    // (the owner reduces in participant order, segment by segment).
     for (const FlexLevel& level : lay.levels)
         for (const FlexSubrange& s : level.subranges) {
+            if (is_star(s)) {
+                std::vector<int> last(s.participants.size(), -1);
+                for_segments(s.range, [&](std::size_t a, std::size_t n) {
+                    for (std::size_t j = 0; j < s.participants.size(); ++j)
+                        if (s.participants[j] != s.owner)
+                            last[j] = sched.hop(s.participants[j], s.owner, a, n, OpKind::recv_reduce, last[j]);
+                });
+                continue;
+            }
             std::vector<int> chain = reduce_chain(topo, s);
             std::vector<int> last(chain.size(), -1);
             for_segments(s.range, [&](std::size_t a, std::size_t n) {
@@ -498,6 +554,15 @@ Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, c
     // from the owner back along the chain.
     for (auto level = lay.levels.rbegin(); level != lay.levels.rend(); ++level)
         for (auto s = level->subranges.rbegin(); s != level->subranges.rend(); ++s) {
+            if (is_star(*s)) {
+                std::vector<int> last(s->participants.size(), -1);
+                for_segments(s->range, [&](std::size_t a, std::size_t n) {
+                    for (std::size_t j = 0; j < s->participants.size(); ++j)
+                        if (s->participants[j] != s->owner)
+                            last[j] = sched.hop(s->owner, s->participants[j], a, n, OpKind::recv_copy, last[j]);
+                });
+                continue;
+            }
             std::vector<int> chain = reduce_chain(topo, *s);
             std::vector<int> path(chain.rbegin(), chain.rend());  // owner first
             std::vector<int> last(path.size(), -1);

@@ -79,6 +79,25 @@ struct FlexLayout {
 // derives the bound; docs/algorithms.md shows an example.
 std::vector<double> weighted_shares(const std::vector<double>& bw);
 
+// Direct transfers instead of chains, where chains cannot reach the bound
+// (beyond the paper): at such a branch every participant of a subrange
+// sends its piece straight to the owner, which reduces them in participant
+// order and sends the result straight back.  Child i then carries
+// M (1 + (d-2) s_i) each way: the extra d-2 transfers every element needs
+// beyond each child's one in and one out land on the children that own it,
+// so the shares can put them on the fast links alone.  That reaches the
+// bound for any links, max(M / min b, 2 (d-1) M / sum b) (every child moves
+// at least M each way, and an all-reduce among d children moves at least
+// 2 (d-1) M in all), which chains miss where two children are slow (e.g.
+// 250, 100, 400, 100 Mbit/s: 1.5x).  star_shares gives s_i = (b_i T / M - 1)
+// / (d-2) at that bound T, scaled to sum to 1 where the slowest link sets T;
+// star_branch says whether a branch uses it: more than two children, every
+// up-link known, and the star's slowest child strictly faster than the
+// weighted chains' (never for equal links or two children: the paper's
+// chains stay).  docs/cost-model.md, "Weighted shares".
+std::vector<double> star_shares(const std::vector<double>& bw);
+bool star_branch(const std::vector<double>& bw);
+
 // The FlexReduce layout for `count` elements on `topo` (any tree shape).
 Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out);
 

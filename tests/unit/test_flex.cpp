@@ -487,6 +487,79 @@ static void test_weighted_layout_and_traffic(void**) {
     for (int h : even.nodes_at(Level::node)) assert_int_equal(e.up[h], n * 4 / 3);
 }
 
+// Two slow hosts among four (250, 100, 400, 100 Mbit/s): weighted chains
+// cannot reach the bound (1.5x), direct transfers can: every host moves M
+// (1 + 2 s_i) each way with the star's shares, the slow ones exactly M.
+const char kTwoSlow[] =
+    "node a count=2 bw=250Mbit\n"
+    "node b count=1 bw=100Mbit\n"
+    "node c count=2 bw=400Mbit\n"
+    "node d count=1 bw=100Mbit\n";
+
+static void test_star_shares_and_traffic(void**) {
+    auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+        assert_int_equal(got.size(), want.size());
+        for (std::size_t i = 0; i < got.size(); ++i)
+            if (got[i] < want[i] - 1e-9 || got[i] > want[i] + 1e-9)
+                fail_msg("share %zu: %.9f, want %.9f", i, got[i], want[i]);
+    };
+    // Bound 1/100; caps (b T - 1)/2 = 0.75, 0, 1.5, 0, scaled to sum to 1.
+    near(star_shares({250, 100, 400, 100}), {1.0 / 3, 0, 2.0 / 3, 0});
+    // Equal links: even, and the chains stay (the paper's).
+    near(star_shares({5, 5, 5}), {1.0 / 3, 1.0 / 3, 1.0 / 3});
+    assert_false(star_branch({5, 5, 5}));
+    assert_false(star_branch({1000, 250}));      // two children: M each way anyway
+    assert_false(star_branch({400, 400, 100}));  // chains already reach the bound
+    assert_false(star_branch({400, 0, 100}));    // an unknown link
+    assert_true(star_branch({250, 100, 400, 100}));
+    // Any links: the star's slowest child at the bound, never slower than
+    // the weighted chains'.
+    std::mt19937 rng(7);
+    int stars = 0;
+    for (int it = 0; it < 300; ++it) {
+        const std::size_t d = 3 + rng() % 6;
+        std::vector<double> bw(d);
+        for (double& b : bw) b = 1 + static_cast<double>(rng() % 1000);
+        const std::vector<double> st = star_shares(bw), ch = weighted_shares(bw);
+        double sum = 0, lo = bw[0], total_bw = 0, star = 0, chain = 0;
+        for (std::size_t i = 0; i < d; ++i) {
+            assert_true(st[i] >= 0);
+            sum += st[i];
+            lo = std::min(lo, bw[i]);
+            total_bw += bw[i];
+            star = std::max(star, (1 + static_cast<double>(d - 2) * st[i]) / bw[i]);
+            chain = std::max(chain, (2 - ch[i] - ch[(i + d - 1) % d]) / bw[i]);
+        }
+        const double bound = std::max(1 / lo, 2 * static_cast<double>(d - 1) / total_bw);
+        assert_true(sum > 1 - 1e-9 && sum < 1 + 1e-9);
+        assert_true(star <= bound * (1 + 1e-9));
+        assert_true(star_branch(bw) == (star < chain * (1 - 1e-6)));
+        stars += star_branch(bw) ? 1 : 0;
+    }
+    assert_true(stars > 0);  // the random links did reach the case
+
+    Topology t = parse(kTwoSlow);
+    for (std::size_t n : counts_for(t.num_ranks())) check_layout(t, n, kTwoSlow);  // one owner per element
+    for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1000), std::size_t(4801)})
+        for (std::size_t seg : {std::size_t(0), std::size_t(64)}) expect_valid(flex(t, n, seg), kTwoSlow);
+    const std::size_t n = 3000;
+    LinkLoad l = link_load(t, flex(t, n, 100));
+    const std::vector<int> hosts = t.nodes_at(Level::node);
+    assert_int_equal(hosts.size(), 4);
+    // Host shares 1/3, 0, 2/3, 0: a and c carry n (1 + 2 s), b and d n.
+    const std::size_t want[] = {n * 5 / 3, n, n * 7 / 3, n};
+    // (b and d own nothing: exactly n; a and c within the shares' rounding
+    // to whole elements of the 2^-20 grid.)
+    for (std::size_t i = 0; i < 4; ++i) {
+        const std::size_t tol = i % 2 ? 0 : n / 500;
+        if (l.up[hosts[i]] + tol < want[i] || l.up[hosts[i]] > want[i] + tol ||
+            l.down[hosts[i]] + tol < want[i] || l.down[hosts[i]] > want[i] + tol)
+            fail_msg("host %zu carries %zu up, %zu down; want %zu", i, l.up[hosts[i]], l.down[hosts[i]], want[i]);
+    }
+    // The slow hosts' n is the bound; weighted chains made one carry 1.5 n.
+    assert_true(std::max(l.up[hosts[1]], l.up[hosts[3]]) == n);
+}
+
 // Pipelining: no message is larger than a segment, and the levels overlap:
 // far fewer rounds than segments per level times levels.
 static void test_pipelining_shape(void**) {
@@ -530,6 +603,7 @@ void run_all(const Topology& topo, std::size_t pipeline, std::vector<std::vector
 // Topologies small enough for threads on a 2-core machine.
 const char* const kExecTrees[] = {
     kUnevenLinks,
+    kTwoSlow,
     "node a count=1\n",
     "ranks 0-3\n",
     "node a count=2\nnode b count=3\n",
@@ -639,6 +713,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weighted_shares),
         cmocka_unit_test(test_weighted_layout_and_traffic),
+        cmocka_unit_test(test_star_shares_and_traffic),
         cmocka_unit_test(test_fig2_layout),
         cmocka_unit_test(test_layout_invariants),
         cmocka_unit_test(test_symmetric_is_even),
