@@ -113,7 +113,7 @@ std::vector<double> SizeTrials::means(int cls) const {
         double sum = 0;
         for (double v : s) sum += v;
         // A contender with no timed call (every call of the class kept it
-        // out: Engine::prepare's own_result_only) never wins: +inf, also
+        // out: PairCaps::previous_differs) never wins: +inf, also
         // once pooled.
         out.push_back(s.empty() ? std::numeric_limits<double>::infinity() : sum / static_cast<double>(s.size()));
     }
