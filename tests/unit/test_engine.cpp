@@ -493,14 +493,20 @@ static void test_auto_hands_single_host_down(void** state) {
     assert_int_equal(static_cast<int>(call.algorithm), static_cast<int>(two.choose(buf.size() * sizeof(double))));
 }
 
+// n ranks on two hosts: ranks 0 and 1 on "a", the others on "b".
+static std::vector<RankInfo> ranks_on_two_hosts(int n) {
+    std::vector<RankInfo> ranks(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    return ranks;
+}
+
 // A call's route (decide/route.hpp): host calls run or are handed down;
 // device calls follow what the glue registered (NCCL, per-host
 // communicators) and what reduces the pair.  A staged device call runs a
 // plan prepared for host memory.
 static void test_call_routes(void** state) {
     (void)state;
-    std::vector<RankInfo> ranks(4);
-    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    std::vector<RankInfo> ranks = ranks_on_two_hosts(4);
     EngineConfig tc;
     tc.algorithm = Algorithm::tree;
     Engine e(0, 4, tc);
@@ -596,8 +602,7 @@ static void test_rules_by_memory_type(void** state) {
                         "allreduce size=1K-2K alg=nccl\n";
     assert_int_equal(write(fd, text, sizeof text - 1), static_cast<long>(sizeof text - 1));
     close(fd);
-    std::vector<RankInfo> ranks(4);
-    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    std::vector<RankInfo> ranks = ranks_on_two_hosts(4);
     EngineConfig cfg;
     cfg.rules_file = path;
     Engine e(0, 4, cfg);
@@ -623,8 +628,7 @@ static void test_auto_uses_the_cost_model_table(void** state) {
     (void)state;
     // 2 + 3 ranks on two hosts joined by 200 Mbit/s (scenario 1 of
     // docs/performance.md).
-    std::vector<RankInfo> ranks(5);
-    for (int r = 0; r < 5; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    std::vector<RankInfo> ranks = ranks_on_two_hosts(5);
     EngineConfig cfg;
     assert_true(set_param(&cfg, "node_link", "200Mbit,1us").is_ok());
     Engine e(0, 5, cfg);
@@ -1025,8 +1029,7 @@ static void test_plan_cache_handles(void** state) {
 
     // Through the engine: a prepared call's plan survives the prepares of
     // many other sizes (which refill and drop the cache several times).
-    std::vector<RankInfo> ranks(4);
-    for (int r = 0; r < 4; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    std::vector<RankInfo> ranks = ranks_on_two_hosts(4);
     EngineConfig rc;
     rc.algorithm = Algorithm::ring;
     Engine e(0, 4, rc);

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <initializer_list>
 #include <vector>
 
 #include "exec/executor.hpp"
@@ -434,13 +435,15 @@ const char kUnevenLinks[] =
     "node b count=2 bw=400Mbit\n"
     "node c count=3 bw=100Mbit\n";
 
+// Shares equal to the expected ones within tol each.
+static void expect_shares(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+    assert_int_equal(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+        if (got[i] < want[i] - tol || got[i] > want[i] + tol) fail_msg("share %zu: %.9f, want %.9f", i, got[i], want[i]);
+}
+
 static void test_weighted_shares(void**) {
-    auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
-        assert_int_equal(got.size(), want.size());
-        for (std::size_t i = 0; i < got.size(); ++i)
-            if (got[i] < want[i] - 1e-6 || got[i] > want[i] + 1e-6)
-                fail_msg("share %zu: %.9f, want %.9f", i, got[i], want[i]);
-    };
+    auto near = [](const std::vector<double>& got, const std::vector<double>& want) { expect_shares(got, want, 1e-6); };
     near(weighted_shares({400, 400, 100}), {0, 0.5, 0.5});
     near(weighted_shares({100, 400, 400}), {0.5, 0, 0.5});
     near(weighted_shares({5, 5, 5, 5}), {0.25, 0.25, 0.25, 0.25});  // even: the paper's
@@ -466,11 +469,18 @@ static void test_weighted_shares(void**) {
     }
 }
 
+// One owner per element at every count, and valid plans whole and pipelined
+// at these counts.
+static void check_layouts_and_plans(const char* text, std::initializer_list<std::size_t> counts) {
+    Topology t = parse(text);
+    for (std::size_t n : counts_for(t.num_ranks())) check_layout(t, n, text);
+    for (std::size_t n : counts)
+        for (std::size_t seg : {std::size_t(0), std::size_t(64)}) expect_valid(flex(t, n, seg), text);
+}
+
 static void test_weighted_layout_and_traffic(void**) {
     Topology t = parse(kUnevenLinks);
-    for (std::size_t n : counts_for(t.num_ranks())) check_layout(t, n, kUnevenLinks);  // one owner per element
-    for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(4801)})
-        for (std::size_t seg : {std::size_t(0), std::size_t(64)}) expect_valid(flex(t, n, seg), kUnevenLinks);
+    check_layouts_and_plans(kUnevenLinks, {1, 7, 1000, 4801});
     // Host c (100 Mbit/s) carries n each way, not 4n/3; a and b at most 2n.
     const std::size_t n = 2400;
     LinkLoad l = link_load(t, flex(t, n, 100));
@@ -497,12 +507,7 @@ const char kTwoSlow[] =
     "node d count=1 bw=100Mbit\n";
 
 static void test_star_shares_and_traffic(void**) {
-    auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
-        assert_int_equal(got.size(), want.size());
-        for (std::size_t i = 0; i < got.size(); ++i)
-            if (got[i] < want[i] - 1e-9 || got[i] > want[i] + 1e-9)
-                fail_msg("share %zu: %.9f, want %.9f", i, got[i], want[i]);
-    };
+    auto near = [](const std::vector<double>& got, const std::vector<double>& want) { expect_shares(got, want, 1e-9); };
     // Bound 1/100; caps (b T - 1)/2 = 0.75, 0, 1.5, 0, scaled to sum to 1.
     near(star_shares({250, 100, 400, 100}), {1.0 / 3, 0, 2.0 / 3, 0});
     // Equal links: even, and the chains stay (the paper's).
@@ -539,9 +544,7 @@ static void test_star_shares_and_traffic(void**) {
     assert_true(stars > 0);  // the random links did reach the case
 
     Topology t = parse(kTwoSlow);
-    for (std::size_t n : counts_for(t.num_ranks())) check_layout(t, n, kTwoSlow);  // one owner per element
-    for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1000), std::size_t(4801)})
-        for (std::size_t seg : {std::size_t(0), std::size_t(64)}) expect_valid(flex(t, n, seg), kTwoSlow);
+    check_layouts_and_plans(kTwoSlow, {1, 5, 1000, 4801});
     const std::size_t n = 3000;
     LinkLoad l = link_load(t, flex(t, n, 100));
     const std::vector<int> hosts = t.nodes_at(Level::node);
