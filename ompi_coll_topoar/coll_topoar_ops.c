@@ -184,20 +184,31 @@ static int class_allows(int cls, int redop)
     return 0;
 }
 
-int mca_coll_topoar_op_ids(struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *redop, int *redtype)
+/* The table entry of (dtype, op) when topoar reduces the pair itself on the
+ * host (mca_coll_topoar_op_ids), else NULL; *redop is op's id. */
+static const struct dtype_entry *own_entry(struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *redop)
 {
     const int o = op_id(op);
     size_t i;
-    if (o < 0) return 0;
+    if (o < 0) return NULL;
     for (i = 0; i < sizeof dtype_table / sizeof dtype_table[0]; ++i) {
         const struct dtype_entry *e = &dtype_table[i];
         if (e->dtype != dtype) continue;
-        if (e->redtype < 0 || !class_allows(e->cls, o) || !topoar_reduce_supported(o, e->redtype, 0)) return 0;
+        if (e->redtype < 0 || !class_allows(e->cls, o) || !topoar_reduce_supported(o, e->redtype, 0)) return NULL;
         *redop = o;
-        *redtype = e->redtype;
-        return 1;
+        return e;
     }
-    return 0;
+    return NULL;
+}
+
+int mca_coll_topoar_op_ids(struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *redop, int *redtype)
+{
+    int o;
+    const struct dtype_entry *e = own_entry(dtype, op, &o);
+    if (NULL == e) return 0;
+    *redop = o;
+    *redtype = e->redtype;
+    return 1;
 }
 
 /* Inputs that overflow an 8- or 16-bit sum or product in most elements,
@@ -207,47 +218,40 @@ int mca_coll_topoar_op_ids(struct ompi_datatype_t *dtype, struct ompi_op_t *op, 
 static int differs_from_open_mpi(struct ompi_datatype_t *dtype, struct ompi_op_t *op, int redop, int redtype,
                                  size_t elem)
 {
-    static unsigned char in[PROBE_ELEMS * 2], mine[PROBE_ELEMS * 2], theirs[PROBE_ELEMS * 2];
-    static volatile int busy; /* the buffers are static: one probe at a time */
+    /* On the stack (6 KiB): concurrent first calls of several threads each
+     * probe on their own, with the same answer. */
+    unsigned char in[PROBE_ELEMS * 2], mine[PROBE_ELEMS * 2], theirs[PROBE_ELEMS * 2];
     size_t i, bytes = PROBE_ELEMS * elem;
-    int differ;
-    while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) {
-    }
     for (i = 0; i < bytes; ++i) {
         in[i] = (unsigned char) (0x70 + 37 * i);
         mine[i] = theirs[i] = (unsigned char) (0x7b + 91 * i);
     }
-    if (TOPOAR_REDOP_SUM != redop && TOPOAR_REDOP_PROD != redop) {
-        differ = 0;
-    } else if (0 != topoar_reduce_host(redop, redtype, in, mine, PROBE_ELEMS) ||
-               MPI_SUCCESS != PMPI_Reduce_local(in, theirs, PROBE_ELEMS, dtype, op)) {
-        differ = 1; /* cannot tell: keep the previous module out */
-    } else {
-        differ = 0 != memcmp(mine, theirs, bytes);
+    if (0 != topoar_reduce_host(redop, redtype, in, mine, PROBE_ELEMS) ||
+        MPI_SUCCESS != PMPI_Reduce_local(in, theirs, PROBE_ELEMS, dtype, op)) {
+        return 1; /* cannot tell: keep the previous module out */
     }
-    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
-    return differ;
+    return 0 != memcmp(mine, theirs, bytes);
 }
 
 int mca_coll_topoar_previous_may_differ(struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent)
 {
     /* Per table entry, [sum, prod]: 0 not probed yet, 1 same, 2 differs. */
     static unsigned char known[sizeof dtype_table / sizeof dtype_table[0]][2];
-    int redop, redtype;
-    unsigned char answer;
-    size_t i;
+    const struct dtype_entry *e;
+    int redop;
+    unsigned char answer, *slot;
     if (extent > 2 || (op != MPI_SUM && op != MPI_PROD)) {
         return 0;
     }
-    if (!mca_coll_topoar_op_ids(dtype, op, &redop, &redtype)) {
+    e = own_entry(dtype, op, &redop);
+    if (NULL == e) {
         return 0; /* reduced by Open MPI's op either way */
     }
-    for (i = 0; i < sizeof dtype_table / sizeof dtype_table[0] && dtype_table[i].dtype != dtype; ++i) {
-    }
-    answer = __atomic_load_n(&known[i][op == MPI_PROD], __ATOMIC_RELAXED);
+    slot = &known[e - dtype_table][op == MPI_PROD];
+    answer = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (0 == answer) {
-        answer = differs_from_open_mpi(dtype, op, redop, redtype, extent) ? 2 : 1;
-        __atomic_store_n(&known[i][op == MPI_PROD], answer, __ATOMIC_RELAXED);
+        answer = differs_from_open_mpi(dtype, op, redop, e->redtype, extent) ? 2 : 1;
+        __atomic_store_n(slot, answer, __ATOMIC_RELAXED);
     }
     return 2 == answer;
 }
