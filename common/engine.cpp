@@ -10,12 +10,14 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "engine/call_operation.hpp"
 #include "model/cost_model.hpp"
 #include "planners/planners.hpp"
 
 namespace topoar {
 
 Engine::Engine(int rank, int size, EngineConfig cfg) : rank_(rank), size_(size), cfg_(std::move(cfg)) {}
+Engine::~Engine() = default;
 
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
 static const char* const kTrialWon = "small-message trial: the previous module was measured fastest for this size";
@@ -408,7 +410,7 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
 }
 
 Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
-                       const PairCaps& pair) {
+                       const PairCaps& pair, const CallKind& kind) {
     *call = PreparedCall{};
     if (!ready_) return Status::internal("allreduce before setup");
     if (elem_size == 0) return Status::invalid("element size 0");
@@ -422,6 +424,11 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     Decision d = decide(count * elem_size, mem);
     call->origin = d.origin;
     call->rule = d.rule;
+    if (d.origin == Origin::hand_down && kind.no_hand_down) {
+        d.algorithm = builtin_choice(count * elem_size);
+        d.origin = Origin::builtin;
+        call->origin = d.origin;
+    }
     if (d.origin == Origin::hand_down) {
         call->route = Route::hand_down;
         call->why = kOneHostHandDownReason;
@@ -430,9 +437,19 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // auto's own choice for a small host call across hosts (not a rule's,
     // not a forced one): a contest of its size class decides
     // (decide/trials.hpp).  Every rank takes the same turn.
-    if ((d.origin == Origin::model || d.origin == Origin::builtin) && mem == MemType::host && trial_io_ &&
-        shape_.nodes > 1 && size_ > 1 && trials_.covers(count * elem_size) &&
-        !algorithm_info(d.algorithm).device_only) {
+    const bool contested = (d.origin == Origin::model || d.origin == Origin::builtin) && mem == MemType::host &&
+                           trial_io_ && shape_.nodes > 1 && size_ > 1 && trials_.covers(count * elem_size) &&
+                           !algorithm_info(d.algorithm).device_only;
+    if (contested && kind.nonblocking) {
+        // Never timed: the class's winner if it is one of topoar's plans,
+        // else the table's choice; the contest's turns are not touched.
+        const int cls = SizeTrials::size_class(count * elem_size);
+        const int w = trials_.winner(cls);
+        if (w > 0 && !trials_.contenders(cls)[static_cast<std::size_t>(w)].hand_down) {
+            d.algorithm = trials_.contenders(cls)[static_cast<std::size_t>(w)].algorithm;
+            call->origin = Origin::measured;
+        }
+    } else if (contested) {
         // Read only when the class is new (no allocation per call).
         const Contender who[3] = {{false, d.algorithm}, {true, Algorithm::automatic}, {false, Algorithm::leader}};
         call->trial = trials_.next(count * elem_size, who, d.algorithm == Algorithm::leader ? 2 : 3);
@@ -573,24 +590,13 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
     if (!runs_on_host(call.route))
         return Status::internal(std::string("run() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();  // nothing to move
-    std::size_t need = call.plan->program.scratch_elems * call.elem_size;
-    if (call.tail_plan) need = std::max(need, call.tail_plan->program.scratch_elems * call.elem_size);
-    if (scratch_size_ < need) {
-        // Not zeroed (every byte is written before it is read), and
-        // bounded by the largest chunk's plan.
-        scratch_.reset();
-        scratch_.reset(new (std::nothrow) unsigned char[need]);
-        scratch_size_ = scratch_ ? need : 0;
-        if (!scratch_)
-            return Status::internal("out of memory for " + std::to_string(need) + " bytes of scratch");
-    }
     // Only on measured links (ranks_ kept): what a file describes stays.
     const bool timed = io && io->allgather && cfg_.adapt && !ranks_.empty() &&
                        call.count * call.elem_size >= cfg_.adapt_min_bytes && call.mem == MemType::host;
     const auto t0 = std::chrono::steady_clock::now();
-    TOPOAR_TRY(run_chunks(call, buf, [&](const CompiledPlan& p, char* part) {
-        return executor_.run(p.program, part, scratch_.get(), call.elem_size, transport, reducer);
-    }));
+    if (!blocking_) blocking_.reset(new CallOperation);
+    TOPOAR_TRY(blocking_->start(call, buf, transport, reducer));
+    TOPOAR_TRY(run_to_end(*blocking_, transport));
     if (!timed) return Status::ok();
     return note_call_time(call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *io);
 }

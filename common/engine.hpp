@@ -36,6 +36,8 @@
 
 namespace topoar {
 
+class CallOperation;  // engine/call_operation.hpp
+
 // Where the algorithm of a call came from (first that applies).
 enum class Origin : int {
     forced = 0,     // coll_topoar_allreduce_algorithm names one
@@ -128,6 +130,7 @@ DefaultTableOptions table_options(const EngineConfig& cfg);
 class Engine {
 public:
     Engine(int rank, int size, EngineConfig cfg);
+    ~Engine();
 
     // Collective when io is given and the links must be measured (every
     // rank calls it with the same gathered records).
@@ -189,8 +192,9 @@ public:
     // previous module's result could differ from topoar's (host calls:
     // PairCaps::previous_differs; every rank passes the same, the op and
     // the type being the call's).
+    // kind: how a host call was made (decide/route.hpp, CallKind).
     Status prepare(std::size_t count, std::size_t elem_size, MemType mem, PreparedCall* call,
-                   const PairCaps& pair = PairCaps{});
+                   const PairCaps& pair = PairCaps{}, const CallKind& kind = CallKind{});
     // In-place all-reduce of buf with a prepared call of a host route
     // (host executor; runs_on_host(call.route)).
     // io: for online adaptation (the ranks' agreement and the probes);
@@ -261,9 +265,9 @@ private:
     PlanCache plans_;  // this communicator's plans (engine/plan_cache.hpp)
     std::string hier_why_;  // why the last nccl_hier call could not plan (PreparedCall::why)
     Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, HierHandle* out);
-    Executor executor_;
-    std::unique_ptr<unsigned char[]> scratch_;
-    std::size_t scratch_size_ = 0;
+    // The operation blocking calls run in, reused (its scratch and
+    // vectors stay); nonblocking ones have their own (engine/call_operation.hpp).
+    std::unique_ptr<CallOperation> blocking_;
 };
 
 }  // namespace topoar

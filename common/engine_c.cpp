@@ -13,6 +13,7 @@
 #include <string>
 
 #include "engine.hpp"
+#include "engine/call_operation.hpp"
 #include "topology/nic_probe.hpp"
 
 
@@ -357,12 +358,12 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
 
 namespace {
 int prepare_call(topoar_engine_t* e, size_t count, size_t elem_size, int mem, const PairCaps& pair,
-                 topoar_call_t* call) {
+                 topoar_call_t* call, const CallKind& kind = CallKind{}) {
     try {
         std::memset(call, 0, sizeof(*call));
         if (mem != TOPOAR_MEM_HOST && mem != TOPOAR_MEM_CUDA)
             return fail(e, Status::invalid("prepare: memory type " + std::to_string(mem)));
-        Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call, pair);
+        Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call, pair, kind);
         if (!s) return fail(e, s);
         const PreparedCall& p = e->call;
         call->route = static_cast<int>(p.route);
@@ -398,7 +399,10 @@ int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, in
                           topoar_call_t* call) {
     PairCaps pair;
     pair.previous_differs = (flags & TOPOAR_PREPARE_OWN_RESULT_ONLY) != 0;
-    return prepare_call(e, count, elem_size, mem, pair, call);
+    CallKind kind;
+    kind.nonblocking = (flags & TOPOAR_PREPARE_NONBLOCKING) != 0;
+    kind.no_hand_down = (flags & TOPOAR_PREPARE_NO_HAND_DOWN) != 0;
+    return prepare_call(e, count, elem_size, mem, pair, call, kind);
 }
 
 int topoar_engine_set_device_caps(topoar_engine_t* e, const topoar_device_caps_t* caps) {
@@ -452,6 +456,87 @@ int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, 
     } catch (...) {
         return fail(e, Status::internal("allreduce: unknown exception"));
     }
+}
+
+}  // extern "C"
+
+// An operation: its own copy of the call, of the glue's transport and
+// reducer structures, and the operation running them.
+struct topoar_op {
+    topoar_transport_t t;
+    topoar_reducer_t r;
+    CallbackTransport transport{t};
+    CallbackReducer reducer{r};
+    PreparedCall call;
+    CallOperation op;
+    std::string error;
+    topoar_op(const topoar_transport_t& tt, const topoar_reducer_t& rr, const PreparedCall& c)
+        : t(tt), r(rr), call(c) {}
+};
+
+namespace {
+int op_fail(topoar_op* op, const Status& s) {
+    op->error = s.describe();
+    return to_code(s);
+}
+}  // namespace
+
+extern "C" {
+
+topoar_op_t* topoar_engine_op_create(topoar_engine_t* e, const topoar_call_t* call,
+                                     const topoar_transport_t* transport, const topoar_reducer_t* reducer) {
+    try {
+        const PreparedCall& p = e->call;
+        if (!is_last_prepared(e, call)) {
+            fail(e, Status::internal("op_create: the call is not the last one prepared on this engine"));
+            return nullptr;
+        }
+        if (p.route != Route::host) {
+            fail(e, Status::internal(std::string("op_create: a call whose route is ") + route_name(p.route)));
+            return nullptr;
+        }
+        return new topoar_op(*transport, *reducer, p);
+    } catch (const std::bad_alloc&) {
+        fail(e, Status::internal("op_create: out of memory"));
+    } catch (...) {
+        fail(e, Status::internal("op_create: unknown exception"));
+    }
+    return nullptr;
+}
+
+int topoar_op_start(topoar_op_t* op, void* buf) {
+    try {
+        Status s = op->op.start(op->call, buf, op->transport, op->reducer);
+        return s ? TOPOAR_OK : op_fail(op, s);
+    } catch (const std::bad_alloc&) {
+        return op_fail(op, Status::internal("start: out of memory"));
+    } catch (...) {
+        return op_fail(op, Status::internal("start: unknown exception"));
+    }
+}
+
+int topoar_op_advance(topoar_op_t* op, int* done) {
+    try {
+        bool d = false, moved = false;
+        Status s = op->op.advance(&d, &moved);
+        *done = d ? 1 : 0;
+        return s ? TOPOAR_OK : op_fail(op, s);
+    } catch (const std::bad_alloc&) {
+        return op_fail(op, Status::internal("advance: out of memory"));
+    } catch (...) {
+        return op_fail(op, Status::internal("advance: unknown exception"));
+    }
+}
+
+const char* topoar_op_error(const topoar_op_t* op) { return op->error.c_str(); }
+
+void topoar_op_destroy(topoar_op_t* op) {
+    if (!op) return;
+    try {
+        op->op.abandon();
+    } catch (...) {
+    }
+    delete op;
 }
 
 int topoar_engine_run_device(topoar_engine_t* e, const topoar_call_t* call, void* buf,

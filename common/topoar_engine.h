@@ -226,6 +226,15 @@ typedef struct topoar_call {
  * it takes no contest turn, and a size class it won runs auto's table's
  * choice for this call.  Every rank must pass the same flags. */
 #define TOPOAR_PREPARE_OWN_RESULT_ONLY 1
+/* NONBLOCKING: an MPI_Iallreduce or a persistent allreduce.  Never timed:
+ * no contest turn (a size class still in contest, or won by the previous
+ * module's blocking allreduce, runs topoar's best known plan), no online
+ * adaptation; the route is HOST or HAND_DOWN (to the previous module's
+ * nonblocking allreduce).  NO_HAND_DOWN: topoar runs the call even where
+ * auto would hand it down (its built-in choice): calls queued while a
+ * nonblocking set-up completed. */
+#define TOPOAR_PREPARE_NONBLOCKING 2
+#define TOPOAR_PREPARE_NO_HAND_DOWN 4
 
 /* Host calls (TOPOAR_MEM_HOST); a contest turn (TOPOAR_ROUTE_CONTEST_*)
  * is timed by the glue and reported with topoar_engine_trial_done().
@@ -256,6 +265,33 @@ int topoar_engine_prepare_device(topoar_engine_t *engine, size_t count, size_t e
  * STAGED; buf in host memory). */
 int topoar_engine_run(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
                       const topoar_transport_t *transport, const topoar_reducer_t *reducer);
+
+/* Operations: a prepared host call run step by step, for nonblocking and
+ * persistent calls.  An operation keeps its own copy of the call (its plans
+ * stay alive whatever later calls do to the engine's plan cache) and of the
+ * transport and reducer structures (their ctx must outlive it); it owns its
+ * scratch and the executor's state, so any number may be outstanding on one
+ * engine, each over its own transport (its own tag), completing in any
+ * order.  Nothing here is collective or blocks; nothing drives the
+ * transport's progress (the caller's progress callback does).  One
+ * operation is used by one thread at a time. */
+typedef struct topoar_op topoar_op_t;
+/* From the call the last topoar_engine_prepare() returned, route HOST;
+ * NULL on failure (topoar_engine_error() says why).  The engine may be
+ * destroyed before the operation. */
+topoar_op_t *topoar_engine_op_create(topoar_engine_t *engine, const topoar_call_t *call,
+                                     const topoar_transport_t *transport, const topoar_reducer_t *reducer);
+/* Starts a run on buf (in place, already holding this rank's input): posts
+ * what may go first.  Again after the previous run finished (persistent
+ * calls).  TOPOAR_OK or an error (nothing left posted). */
+int topoar_op_start(topoar_op_t *op, void *buf);
+/* One pass: applies what arrived, posts what became ready; *done = 1 once
+ * the run finished.  An error ends the run (its posted requests
+ * cancelled); topoar_op_error() says where. */
+int topoar_op_advance(topoar_op_t *op, int *done);
+const char *topoar_op_error(const topoar_op_t *op);
+/* Frees it; a run still going is given up (its requests cancelled). */
+void topoar_op_destroy(topoar_op_t *op);
 
 /* After a contest turn (route CONTEST_HOST or CONTEST_DOWN): its
  * wall time on this rank.  Collective at the contest's last call of a size

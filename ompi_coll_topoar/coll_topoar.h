@@ -9,6 +9,9 @@
  *   coll_topoar_allreduce.c  the entry point: host or device buffers
  *   coll_topoar_host.c       the host call: eligibility, set-up, the route
  *   coll_topoar_gpu.c        the device call (never the host entry), NCCL
+ *   coll_topoar_nonblocking.c  MPI_Iallreduce and persistent allreduce:
+ *                            requests, the progress callback, the
+ *                            nonblocking set-up
  *   coll_topoar_module.c     the module's life, its collective set-up,
  *                            which calls it takes, the fallback to the
  *                            previous module
@@ -82,7 +85,9 @@ MCA_COLL_TOPOAR_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_comp
 #define TOPOAR_LAST_NONE 0
 #define TOPOAR_LAST_FALLBACK 100
 
-enum { TOPOAR_STATE_NEW = 0, TOPOAR_STATE_READY = 1, TOPOAR_STATE_FAILED = -1 };
+/* SETTING_UP: a nonblocking set-up is in flight (coll_topoar_nonblocking.c):
+ * its allgather runs under progress; a blocking call first completes it. */
+enum { TOPOAR_STATE_NEW = 0, TOPOAR_STATE_READY = 1, TOPOAR_STATE_SETTING_UP = 2, TOPOAR_STATE_FAILED = -1 };
 
 /* The point-to-point transport's context (coll_topoar_allreduce.c): the
  * communicator, and how often the current call has found nothing to do. */
@@ -90,7 +95,21 @@ typedef struct mca_coll_topoar_pml_ctx_t {
     struct ompi_communicator_t *comm;
     unsigned idle;
     bool polling; /* this call raised opal_progress's event users */
+    /* The messages' tag: MCA_COLL_BASE_TAG_ALLREDUCE for blocking calls
+     * (they are ordered), one reserved from the communicator's
+     * nonblocking tags per nonblocking operation (several may be
+     * outstanding). */
+    int tag;
 } mca_coll_topoar_pml_ctx_t;
+
+/* The local reduction's context (coll_topoar_transport.c). */
+typedef struct mca_coll_topoar_reduce_ctx_t {
+    struct ompi_op_t *op;
+    struct ompi_datatype_t *dtype;
+    size_t extent;
+    int redop, redtype; /* topoar's own reduction when own != 0 */
+    int own;
+} mca_coll_topoar_reduce_ctx_t;
 
 typedef struct mca_coll_topoar_module_t {
     mca_coll_base_module_t super;
@@ -98,6 +117,11 @@ typedef struct mca_coll_topoar_module_t {
     /* What ran before us: every unsupported call goes there. */
     mca_coll_base_module_allreduce_fn_t previous_allreduce;
     mca_coll_base_module_t *previous_allreduce_module;
+    /* The same for nonblocking and persistent allreduce (NULL: none). */
+    mca_coll_base_module_iallreduce_fn_t previous_iallreduce;
+    mca_coll_base_module_t *previous_iallreduce_module;
+    mca_coll_base_module_allreduce_init_fn_t previous_allreduce_init;
+    mca_coll_base_module_t *previous_allreduce_init_module;
 
     topoar_engine_t *engine;
     int state;                /* TOPOAR_STATE_* */
@@ -105,6 +129,10 @@ typedef struct mca_coll_topoar_module_t {
     /* Proof of who did the work (MPI_T, verbose). */
     unsigned long long handled;   /* mca_coll_topoar_bump: MPI_T reads them */
     unsigned long long fallback;
+    unsigned long long ihandled;  /* MPI_Iallreduce: topoar / handed down */
+    unsigned long long ifallback;
+    unsigned long long phandled;  /* persistent allreduce, per start */
+    unsigned long long pfallback;
     unsigned long long by_algorithm[TOPOAR_ALG_MAX];
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
@@ -115,6 +143,8 @@ typedef struct mca_coll_topoar_module_t {
      * for online adaptation: it measures the links again in the middle of
      * a later call, so it lives as long as the module. */
     mca_coll_topoar_pml_ctx_t io_ctx;
+    /* A nonblocking set-up in flight (state SETTING_UP), or NULL. */
+    struct mca_coll_topoar_nb_setup *nb_setup;
 } mca_coll_topoar_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);
@@ -160,13 +190,33 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
                                   struct ompi_communicator_t *comm, int s_dev, int r_dev, int *host_call,
                                   const void **host_sbuf);
 
+/* coll_topoar_nonblocking.c: the module's iallreduce and allreduce_init;
+ * a blocking call on a communicator whose nonblocking set-up is in flight
+ * completes it first (state READY or FAILED after); the component's
+ * close. */
+int mca_coll_topoar_iallreduce(const void *sbuf, void *rbuf, mca_coll_topoar_count_t count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, ompi_request_t **request,
+                               mca_coll_base_module_t *module);
+int mca_coll_topoar_allreduce_init(const void *sbuf, void *rbuf, mca_coll_topoar_count_t count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                   ompi_request_t **request, mca_coll_base_module_t *module);
+void mca_coll_topoar_setup_wait(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+void mca_coll_topoar_nonblocking_close(void);
+/* Whether every member of comm runs on this host (no communication). */
+bool mca_coll_topoar_all_on_this_host(struct ompi_communicator_t *comm);
+
 /* coll_topoar_module.c: enable (remembers the previous allreduce). */
 int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
 #if MCA_COLL_TOPOAR_INSTALLS_ITSELF
 int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
 #endif
-/* coll_topoar_transport.c: the PML transport over ctx. */
+/* coll_topoar_transport.c: the PML transport over ctx; the local
+ * reduction of (dtype, op) over ctx. */
 void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out);
+void mca_coll_topoar_host_reducer(mca_coll_topoar_reduce_ctx_t *ctx, struct ompi_datatype_t *dtype,
+                                  struct ompi_op_t *op, size_t extent, topoar_reducer_t *out);
 /* coll_topoar_log.c: MPI_T variables (at register); what the engine decided
  * at run time (online adaptation, a contest's outcome), on rank 0 at
  * verbose 10. */
@@ -182,6 +232,9 @@ typedef struct mca_coll_topoar_config {
     char numbers[TOPOAR_PARAM_MAX][32];
 } mca_coll_topoar_config_t;
 void mca_coll_topoar_config(mca_coll_topoar_config_t *out);
+/* What this rank contributes to a set-up: the parameters' values and this
+ * process's record (host, socket, Slurm, settings fingerprints). */
+void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info_t *mine);
 
 /* ---- state shared by threads (MPI_THREAD_MULTIPLE) ------------------------
  * Calls on different communicators may run at once in different threads,

@@ -225,6 +225,7 @@ static int topoar_open(void)
 
 static int topoar_close(void)
 {
+    mca_coll_topoar_nonblocking_close();
     mca_coll_topoar_gpu_close();
     if (mca_coll_topoar_component.output >= 0) {
         opal_output_close(mca_coll_topoar_component.output);
@@ -273,5 +274,7 @@ mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *c
     m->super.coll_module_disable = mca_coll_topoar_module_disable;
 #endif
     m->super.coll_allreduce = mca_coll_topoar_allreduce;
+    m->super.coll_iallreduce = mca_coll_topoar_iallreduce;
+    m->super.coll_allreduce_init = mca_coll_topoar_allreduce_init;
     return &m->super;
 }

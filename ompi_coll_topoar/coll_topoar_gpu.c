@@ -606,6 +606,9 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         return OMPI_SUCCESS;
     }
 
+    if (TOPOAR_STATE_SETTING_UP == m->state) {
+        mca_coll_topoar_setup_wait(m, comm); /* a nonblocking call began it */
+    }
     if (TOPOAR_STATE_NEW == m->state) {
         mca_coll_topoar_setup(m, comm);
     }

@@ -5,6 +5,8 @@
  */
 #include "coll_topoar.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "opal/mca/base/mca_base_pvar.h"
@@ -41,43 +43,51 @@ static mca_coll_topoar_module_t *pvar_module(void *obj)
     return (mca_coll_topoar_module_t *) b;
 }
 
-static int pvar_get_handled(const mca_base_pvar_t *pvar, void *value, void *obj)
+/* The per-communicator counters, by their offset in the module. */
+static int pvar_get_counter(const mca_base_pvar_t *pvar, void *value, void *obj)
 {
     mca_coll_topoar_module_t *m = pvar_module(obj);
-    (void) pvar;
-    *(unsigned long long *) value = m ? mca_coll_topoar_read(&m->handled) : 0;
+    size_t offset = (size_t) (uintptr_t) pvar->ctx;
+    *(unsigned long long *) value =
+        m ? mca_coll_topoar_read((const unsigned long long *) ((const char *) m + offset)) : 0;
     return OMPI_SUCCESS;
 }
 
-static int pvar_get_fallback(const mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    mca_coll_topoar_module_t *m = pvar_module(obj);
-    (void) pvar;
-    *(unsigned long long *) value = m ? mca_coll_topoar_read(&m->fallback) : 0;
-    return OMPI_SUCCESS;
-}
+static const struct {
+    const char *name, *help;
+    size_t offset;
+} counters[] = {
+    {"allreduce_handled", "MPI_Allreduce calls on this communicator executed by topoar itself",
+     offsetof(mca_coll_topoar_module_t, handled)},
+    {"allreduce_fallback", "MPI_Allreduce calls on this communicator handed to the previous coll module",
+     offsetof(mca_coll_topoar_module_t, fallback)},
+    {"iallreduce_handled", "MPI_Iallreduce calls on this communicator executed by topoar itself",
+     offsetof(mca_coll_topoar_module_t, ihandled)},
+    {"iallreduce_fallback", "MPI_Iallreduce calls on this communicator handed to the previous coll module",
+     offsetof(mca_coll_topoar_module_t, ifallback)},
+    {"allreduce_init_handled",
+     "Starts of persistent allreduce requests on this communicator executed by topoar itself",
+     offsetof(mca_coll_topoar_module_t, phandled)},
+    {"allreduce_init_fallback",
+     "Persistent allreduce requests on this communicator handed to the previous coll module (counted "
+     "once, at init)",
+     offsetof(mca_coll_topoar_module_t, pfallback)},
+};
 
 int mca_coll_topoar_register_pvars(void)
 {
     const mca_base_component_t *c = &mca_coll_topoar_component.super.collm_version;
     int rc;
 
-    rc = mca_base_component_pvar_register(
-        c, "allreduce_handled", "MPI_Allreduce calls on this communicator executed by topoar itself",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_MPI_COMM, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        pvar_get_handled, NULL, pvar_notify, NULL);
-    if (rc < 0) {
-        return rc;
-    }
-    rc = mca_base_component_pvar_register(
-        c, "allreduce_fallback",
-        "MPI_Allreduce calls on this communicator handed to the previous coll module",
-        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_MPI_COMM, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
-        pvar_get_fallback, NULL, pvar_notify, NULL);
-    if (rc < 0) {
-        return rc;
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); ++i) {
+        rc = mca_base_component_pvar_register(
+            c, counters[i].name, counters[i].help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_MPI_COMM,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, pvar_get_counter, NULL, pvar_notify,
+            (void *) (uintptr_t) counters[i].offset);
+        if (rc < 0) {
+            return rc;
+        }
     }
     /* Plain int, no MPI_T enum: Open MPI 4.1.4's ompi_info crashes while
      * printing a performance variable that has one.  The values are listed

@@ -15,6 +15,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/proc/proc.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -22,6 +23,12 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
 {
     m->previous_allreduce = NULL;
     m->previous_allreduce_module = NULL;
+    m->previous_iallreduce = NULL;
+    m->previous_iallreduce_module = NULL;
+    m->previous_allreduce_init = NULL;
+    m->previous_allreduce_init_module = NULL;
+    m->ihandled = m->ifallback = m->phandled = m->pfallback = 0;
+    m->nb_setup = NULL;
     m->engine = NULL;
     m->state = TOPOAR_STATE_NEW;
     m->handled = 0;
@@ -43,6 +50,14 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
     if (NULL != m->previous_allreduce_module) {
         OBJ_RELEASE(m->previous_allreduce_module);
         m->previous_allreduce_module = NULL;
+    }
+    if (NULL != m->previous_iallreduce_module) {
+        OBJ_RELEASE(m->previous_iallreduce_module);
+        m->previous_iallreduce_module = NULL;
+    }
+    if (NULL != m->previous_allreduce_init_module) {
+        OBJ_RELEASE(m->previous_allreduce_init_module);
+        m->previous_allreduce_init_module = NULL;
     }
     if (NULL != m->engine) {
         topoar_engine_destroy(m->engine);
@@ -66,6 +81,19 @@ int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_co
     m->previous_allreduce = comm->c_coll->coll_allreduce;
     m->previous_allreduce_module = comm->c_coll->coll_allreduce_module;
     OBJ_RETAIN(m->previous_allreduce_module);
+    /* Nonblocking and persistent: what the communicator has now (libnbc's,
+     * usually); without one, topoar does not take those calls either (the
+     * module's slots stay as the previous module's). */
+    if (NULL != comm->c_coll->coll_iallreduce && NULL != comm->c_coll->coll_iallreduce_module) {
+        m->previous_iallreduce = comm->c_coll->coll_iallreduce;
+        m->previous_iallreduce_module = comm->c_coll->coll_iallreduce_module;
+        OBJ_RETAIN(m->previous_iallreduce_module);
+    }
+    if (NULL != comm->c_coll->coll_allreduce_init && NULL != comm->c_coll->coll_allreduce_init_module) {
+        m->previous_allreduce_init = comm->c_coll->coll_allreduce_init;
+        m->previous_allreduce_init_module = comm->c_coll->coll_allreduce_init_module;
+        OBJ_RETAIN(m->previous_allreduce_init_module);
+    }
     MCA_COLL_TOPOAR_INSTALL(comm, mca_coll_topoar_allreduce, module); /* coll_topoar_compat.h */
     return OMPI_SUCCESS;
 }
@@ -117,6 +145,13 @@ void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
 }
 
 
+void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info_t *mine)
+{
+    mca_coll_topoar_config(conf);
+    topoar_local_rank_info(mine);
+    topoar_settings_fingerprint(&conf->cfg, mine);
+}
+
 /* A setting that must agree differs between rank 0 and rank `other`: said
  * once, by the differing rank, with both values (rank 0's arrives by a
  * broadcast every rank takes part in; all of them saw the same gathered
@@ -152,7 +187,7 @@ static void report_mismatch(ompi_communicator_t *comm, const mca_coll_topoar_con
 
 /* Whether every member of comm runs on this host (Open MPI's own locality
  * flags: no communication, and the same answer on every member). */
-static bool all_members_on_this_host(ompi_communicator_t *comm)
+bool mca_coll_topoar_all_on_this_host(ompi_communicator_t *comm)
 {
     int n = ompi_comm_size(comm);
     for (int i = 0; i < n; i++) {
@@ -234,10 +269,8 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     static bool told = false;
     mca_coll_topoar_config_t conf;
 
-    mca_coll_topoar_config(&conf);
-    topoar_local_rank_info(&mine);
-    topoar_settings_fingerprint(&conf.cfg, &mine);
-    if (all_members_on_this_host(comm) && single_host_hand_down(m, comm, &conf, &mine)) {
+    mca_coll_topoar_local_info(&conf, &mine);
+    if (mca_coll_topoar_all_on_this_host(comm) && single_host_hand_down(m, comm, &conf, &mine)) {
         return;
     }
     all = (topoar_rank_info_t *) calloc((size_t) size, sizeof(*all));
@@ -263,7 +296,7 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
          * online adaptation, so the context is the module's, not this
          * frame's.  Polled throughout set-up (below); a later use inside a
          * call starts like a call (mca_coll_topoar_run_host ends it). */
-        m->io_ctx = (mca_coll_topoar_pml_ctx_t){comm, 0, true};
+        m->io_ctx = (mca_coll_topoar_pml_ctx_t){comm, 0, true, MCA_COLL_BASE_TAG_ALLREDUCE};
         topoar_transport_t transport;
         mca_coll_topoar_pml_transport(&m->io_ctx, &transport);
         topoar_setup_io_t io = {&transport, comm, setup_allgather};

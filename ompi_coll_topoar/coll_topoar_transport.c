@@ -31,14 +31,14 @@ enum { kPollAfterIdle = 64 };
 
 static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
 {
-    return MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+    return MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, ((pml_ctx_t *) ctx)->tag,
                               MCA_PML_BASE_SEND_STANDARD, ((pml_ctx_t *) ctx)->comm,
                               (ompi_request_t **) req));
 }
 
 static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
 {
-    return MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+    return MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, ((pml_ctx_t *) ctx)->tag,
                               ((pml_ctx_t *) ctx)->comm, (ompi_request_t **) req));
 }
 
@@ -88,13 +88,7 @@ static void pml_progress(void *ctx)
     opal_progress();
 }
 
-typedef struct {
-    struct ompi_op_t *op;
-    ompi_datatype_t *dtype;
-    size_t extent;
-    int redop, redtype; /* topoar's own reduction when own != 0 */
-    int own;
-} reduce_ctx_t;
+typedef mca_coll_topoar_reduce_ctx_t reduce_ctx_t;
 
 static void op_reduce(void *ctx, const void *in, void *inout, size_t count)
 {
@@ -121,17 +115,28 @@ void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transp
     *out = t;
 }
 
+void mca_coll_topoar_host_reducer(mca_coll_topoar_reduce_ctx_t *ctx, ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  size_t extent, topoar_reducer_t *out)
+{
+    ctx->op = op;
+    ctx->dtype = dtype;
+    ctx->extent = extent;
+    ctx->own = mca_coll_topoar_op_ids(dtype, op, &ctx->redop, &ctx->redtype);
+    out->ctx = ctx;
+    out->reduce = op_reduce;
+}
+
 int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
                              ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
     int rc;
-    reduce_ctx_t rctx = {op, dtype, call->elem_size, 0, 0, 0};
-    topoar_reducer_t reducer = {&rctx, op_reduce};
-    pml_ctx_t pctx = {comm, 0, false};
+    reduce_ctx_t rctx;
+    topoar_reducer_t reducer;
+    pml_ctx_t pctx = {comm, 0, false, MCA_COLL_BASE_TAG_ALLREDUCE};
     topoar_transport_t transport;
 
     mca_coll_topoar_pml_transport(&pctx, &transport);
-    rctx.own = mca_coll_topoar_op_ids(dtype, op, &rctx.redop, &rctx.redtype);
+    mca_coll_topoar_host_reducer(&rctx, dtype, op, call->elem_size, &reducer);
     rc = topoar_engine_run(m->engine, call, rbuf, &transport, &reducer);
     if (pctx.polling) {
         opal_progress_event_users_decrement();

@@ -58,6 +58,19 @@ struct PairCaps {
     bool previous_differs = false;
 };
 
+// How a host call was made.  nonblocking: MPI_Iallreduce or a persistent
+// allreduce, never timed -- no contest turn (a size class still in contest,
+// or won by the previous module's blocking allreduce, runs topoar's best
+// known choice: the class's winner among topoar's plans, else the table's),
+// no online adaptation (TOPOAR_PREPARE_NONBLOCKING).  no_hand_down: topoar
+// runs the call even where auto would hand it down, with its built-in
+// choice (calls queued while a nonblocking set-up completes: the previous
+// module can no longer take them in their order; TOPOAR_PREPARE_NO_HAND_DOWN).
+struct CallKind {
+    bool nonblocking = false;
+    bool no_hand_down = false;
+};
+
 // The route of a device call whose algorithm is `alg` (auto's choice, a
 // rule's or the forced one): nccl_hier where its per-host plan exists
 // (hier_plan) and both NCCL and the kernels reduce the pair; the nccl

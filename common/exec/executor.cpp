@@ -21,9 +21,9 @@ const char* kind_name(OpKind k) {
 
 // The executor's side of the policy: posts and applies on the transport and
 // the buffer, and keeps the first failure (after it, nothing more is posted).
-class Executor::Driver final : public ScheduleDriver {
+class ExecOperation::Driver final : public ScheduleDriver {
 public:
-    Driver(Executor& ex, const ExecProgram& prog, char* buf, char* scratch, std::size_t elem_size,
+    Driver(ExecOperation& ex, const ExecProgram& prog, char* buf, char* scratch, std::size_t elem_size,
            Transport& transport, Reducer& reducer)
         : ex_(ex), prog_(prog), buf_(buf), scratch_(scratch), elem_(elem_size), t_(transport), reducer_(reducer) {}
 
@@ -93,7 +93,7 @@ private:
         return false;
     }
 
-    Executor& ex_;
+    ExecOperation& ex_;
     const ExecProgram& prog_;
     char* buf_;
     char* scratch_;
@@ -103,8 +103,12 @@ private:
     Status error_;
 };
 
-Status Executor::run(const ExecProgram& prog, void* buf_v, void* scratch_v, std::size_t elem_size,
-                     Transport& transport, Reducer& reducer) {
+ExecOperation::ExecOperation() = default;
+ExecOperation::~ExecOperation() { abandon(); }
+
+Status ExecOperation::start(const ExecProgram& prog, void* buf_v, void* scratch_v, std::size_t elem_size,
+                            Transport& transport, Reducer& reducer) {
+    if (running_) return Status::internal("executor: start() of an operation still running");
     const std::size_t n = prog.steps.size();
     req_.assign(n, nullptr);
     live_.assign(n, 0);
@@ -114,56 +118,106 @@ Status Executor::run(const ExecProgram& prog, void* buf_v, void* scratch_v, std:
     policy_.clear();
     policy_.set_trace(trace_);
     TOPOAR_TRY(policy_.add_rank(prog));
-    Driver d(*this, prog, static_cast<char*>(buf_v), static_cast<char*>(scratch_v), elem_size, transport, reducer);
+    prog_ = &prog;
+    transport_ = &transport;
+    driver_.reset(new Driver(*this, prog, static_cast<char*>(buf_v), static_cast<char*>(scratch_v), elem_size,
+                             transport, reducer));
+    running_ = true;
+    policy_.start(driver_.get());
+    if (!driver_->error().is_ok()) return failed_run();
+    return Status::ok();
+}
 
-    policy_.start(&d);
-    // Each pass tests the oldest posted request of every channel (one peer,
-    // one direction), and the next while they complete: O(channels) per
-    // pass, not O(posted requests), which made a call with thousands of
-    // segments in flight quadratic in its size.  A request completing
-    // behind an unfinished older one of its channel is seen when that one
-    // completes: messages of a channel match in order, and the older one
-    // completes through the transport's progress alone.
-    // A pass that saw nothing complete drives the transport's progress
-    // before the next one; a pass that did goes on at once (what it posted
-    // may already be done: eager sends, messages waiting unexpected).
-    // Progress first would, on an oversubscribed host, give the core away
-    // (the progress engine yields when it finds nothing) with work at hand.
-    bool moved = true;
-    while (d.error().is_ok() && !policy_.done(0)) {
-        if (!moved) transport.progress();
-        moved = false;
-        for (std::size_t c = 0; c < prog.num_chans && d.error().is_ok(); ++c) {
-            std::vector<std::uint32_t>& q = queue_[c];  // posting below may grow it
-            std::size_t& h = head_[c];
-            while (h < q.size() && d.error().is_ok()) {
-                const std::uint32_t i = q[h];
-                if (!d.poll(i)) break;
-                ++h;
-                moved = true;
-                if (prog.steps[i].kind == OpKind::send)
-                    policy_.send_done(i);
-                else
-                    policy_.arrived(i);
-            }
+// Each pass tests the oldest posted request of every channel (one peer, one
+// direction), and the next while they complete: O(channels) per pass, not
+// O(posted requests), which made a call with thousands of segments in
+// flight quadratic in its size.  A request completing behind an unfinished
+// older one of its channel is seen when that one completes: messages of a
+// channel match in order, and the older one completes through the
+// transport's progress alone.
+Status ExecOperation::advance(bool* done, bool* moved) {
+    *moved = false;
+    *done = false;
+    if (!running_) {
+        *done = true;
+        return Status::ok();
+    }
+    Driver& d = *driver_;
+    const ExecProgram& prog = *prog_;
+    for (std::size_t c = 0; c < prog.num_chans && d.error().is_ok() && !policy_.done(0); ++c) {
+        std::vector<std::uint32_t>& q = queue_[c];  // posting below may grow it
+        std::size_t& h = head_[c];
+        while (h < q.size() && d.error().is_ok()) {
+            const std::uint32_t i = q[h];
+            if (!d.poll(i)) break;
+            ++h;
+            *moved = true;
+            if (prog.steps[i].kind == OpKind::send)
+                policy_.send_done(i);
+            else
+                policy_.arrived(i);
         }
     }
-    if (d.error().is_ok()) return Status::ok();
+    if (!d.error().is_ok()) return failed_run();
+    if (policy_.done(0)) {
+        running_ = false;
+        *done = true;
+    }
+    return Status::ok();
+}
 
-    // Failed: end every request still posted, so nothing outlives the call.
-    std::string message = d.error().message();
-    std::size_t cancelled = 0, failed = 0;
-    for (std::size_t i = 0; i < n; ++i) {
+std::size_t ExecOperation::cancel_posted(std::size_t* failed, std::string* first_problem) {
+    std::size_t cancelled = 0;
+    for (std::size_t i = 0; i < live_.size(); ++i) {
         if (!live_[i]) continue;
-        Status st = transport.cancel(&req_[i]);
+        Status st = transport_->cancel(&req_[i]);
         live_[i] = 0;
         ++cancelled;
-        if (!st.is_ok() && failed++ == 0) message += "; cancelling step " + std::to_string(i) + ": " + st.message();
+        if (!st.is_ok() && (*failed)++ == 0)
+            *first_problem = "; cancelling step " + std::to_string(i) + ": " + st.message();
     }
+    return cancelled;
+}
+
+// Failed: end every request still posted, so nothing outlives the run.
+Status ExecOperation::failed_run() {
+    running_ = false;
+    std::string message = driver_->error().message(), problem;
+    std::size_t failed = 0;
+    const std::size_t cancelled = cancel_posted(&failed, &problem);
+    message += problem;
     if (cancelled)
         message += "; " + std::to_string(cancelled) + " posted request(s) cancelled" +
                    (failed ? " (" + std::to_string(failed) + " failed)" : std::string());
-    return Status(d.error().code(), message);
+    return Status(driver_->error().code(), message);
+}
+
+void ExecOperation::abandon() {
+    if (!running_) return;
+    running_ = false;
+    std::size_t failed = 0;
+    std::string problem;
+    cancel_posted(&failed, &problem);
+}
+
+// A pass that saw nothing complete drives the transport's progress before
+// the next one; a pass that did goes on at once (what it posted may already
+// be done: eager sends, messages waiting unexpected).  Progress first
+// would, on an oversubscribed host, give the core away (the progress engine
+// yields when it finds nothing) with work at hand.
+Status run_to_end(ExecOperation& op, Transport& transport) {
+    bool done = false, moved = true;
+    while (true) {
+        if (!moved) transport.progress();
+        TOPOAR_TRY(op.advance(&done, &moved));
+        if (done) return Status::ok();
+    }
+}
+
+Status Executor::run(const ExecProgram& prog, void* buf, void* scratch, std::size_t elem_size,
+                     Transport& transport, Reducer& reducer) {
+    TOPOAR_TRY(op_.start(prog, buf, scratch, elem_size, transport, reducer));
+    return run_to_end(op_, transport);
 }
 
 Status Executor::run(const RankSchedule& schedule, void* buf, void* /*scratch*/, std::size_t elem_size,
