@@ -86,19 +86,20 @@ typedef int mca_coll_topoar_count_t;
  * communicator destruction, so these do nothing there (and topoar sets no
  * disable function: 4.1's and 5.0's base would call it and then release
  * whichever module the pointer then names). */
+/* api: allreduce, iallreduce or allreduce_init. */
 #if MCA_COLL_TOPOAR_INSTALLS_ITSELF
-#define MCA_COLL_TOPOAR_INSTALL(comm, fn, module)                                                     \
-    MCA_COLL_INSTALL_API(comm, allreduce, fn, module, "topoar")
-/* Only if the allreduce is still ours: what enable replaced goes back. */
-#define MCA_COLL_TOPOAR_RESTORE(comm, module, prev_fn, prev_module)                                   \
+#define MCA_COLL_TOPOAR_INSTALL(comm, api, fn, module)                                                \
+    MCA_COLL_INSTALL_API(comm, api, fn, module, "topoar")
+/* Only if the function is still ours: what enable replaced goes back. */
+#define MCA_COLL_TOPOAR_RESTORE(comm, api, module, prev_fn, prev_module)                              \
     do {                                                                                              \
-        if ((module) == (comm)->c_coll->coll_allreduce_module) {                                      \
-            MCA_COLL_INSTALL_API(comm, allreduce, prev_fn, prev_module, "topoar");                    \
+        if ((module) == (comm)->c_coll->coll_##api##_module) {                                        \
+            MCA_COLL_INSTALL_API(comm, api, prev_fn, prev_module, "topoar");                          \
         }                                                                                             \
     } while (0)
 #else
-#define MCA_COLL_TOPOAR_INSTALL(comm, fn, module) ((void) 0)
-#define MCA_COLL_TOPOAR_RESTORE(comm, module, prev_fn, prev_module) ((void) 0)
+#define MCA_COLL_TOPOAR_INSTALL(comm, api, fn, module) ((void) 0)
+#define MCA_COLL_TOPOAR_RESTORE(comm, api, module, prev_fn, prev_module) ((void) 0)
 #endif
 
 #endif /* MCA_COLL_TOPOAR_COMPAT_H */

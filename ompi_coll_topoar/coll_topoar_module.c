@@ -94,7 +94,10 @@ int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_co
         m->previous_allreduce_init_module = comm->c_coll->coll_allreduce_init_module;
         OBJ_RETAIN(m->previous_allreduce_init_module);
     }
-    MCA_COLL_TOPOAR_INSTALL(comm, mca_coll_topoar_allreduce, module); /* coll_topoar_compat.h */
+    /* coll_topoar_compat.h: Open MPI main's modules install themselves */
+    MCA_COLL_TOPOAR_INSTALL(comm, allreduce, mca_coll_topoar_allreduce, module);
+    MCA_COLL_TOPOAR_INSTALL(comm, iallreduce, mca_coll_topoar_iallreduce, module);
+    MCA_COLL_TOPOAR_INSTALL(comm, allreduce_init, mca_coll_topoar_allreduce_init, module);
     return OMPI_SUCCESS;
 }
 
@@ -104,7 +107,10 @@ int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_co
 int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
-    MCA_COLL_TOPOAR_RESTORE(comm, module, m->previous_allreduce, m->previous_allreduce_module);
+    MCA_COLL_TOPOAR_RESTORE(comm, allreduce_init, module, m->previous_allreduce_init,
+                            m->previous_allreduce_init_module);
+    MCA_COLL_TOPOAR_RESTORE(comm, iallreduce, module, m->previous_iallreduce, m->previous_iallreduce_module);
+    MCA_COLL_TOPOAR_RESTORE(comm, allreduce, module, m->previous_allreduce, m->previous_allreduce_module);
     return OMPI_SUCCESS;
 }
 #endif

@@ -23,14 +23,23 @@ const char* kind_name(OpKind k) {
 // the buffer, and keeps the first failure (after it, nothing more is posted).
 class ExecOperation::Driver final : public ScheduleDriver {
 public:
-    Driver(ExecOperation& ex, const ExecProgram& prog, char* buf, char* scratch, std::size_t elem_size,
-           Transport& transport, Reducer& reducer)
-        : ex_(ex), prog_(prog), buf_(buf), scratch_(scratch), elem_(elem_size), t_(transport), reducer_(reducer) {}
+    explicit Driver(ExecOperation& ex) : ex_(ex) {}
+    // For one run (kept across runs: a reused operation allocates nothing).
+    void bind(const ExecProgram& prog, char* buf, char* scratch, std::size_t elem_size, Transport& transport,
+              Reducer& reducer) {
+        prog_ = &prog;
+        buf_ = buf;
+        scratch_ = scratch;
+        elem_ = elem_size;
+        t_ = &transport;
+        reducer_ = &reducer;
+        error_ = Status::ok();
+    }
 
     bool post_recv(std::uint32_t i) override {
         if (!error_.is_ok()) return false;
-        const auto& s = prog_.steps[i];
-        if (!note(t_.irecv(land(i), s.count * elem_, s.peer, &ex_.req_[i]), i, "irecv")) return false;
+        const auto& s = prog_->steps[i];
+        if (!note(t_->irecv(land(i), s.count * elem_, s.peer, &ex_.req_[i]), i, "irecv")) return false;
         ex_.live_[i] = 1;
         // Its message may be there already (the unexpected queue): take it
         // now, as the policy allows (and as the cost model does).
@@ -40,23 +49,23 @@ public:
     }
     void post_send(std::uint32_t i) override {
         if (!error_.is_ok()) return;
-        const auto& s = prog_.steps[i];
-        if (note(t_.isend(buf_ + s.offset * elem_, s.count * elem_, s.peer, &ex_.req_[i]), i, "isend")) {
+        const auto& s = prog_->steps[i];
+        if (note(t_->isend(buf_ + s.offset * elem_, s.count * elem_, s.peer, &ex_.req_[i]), i, "isend")) {
             ex_.live_[i] = 1;
             ex_.queue_[s.chan].push_back(i);
         }
     }
     bool apply(std::uint32_t i) override {
-        if (!error_.is_ok() || prog_.direct[i]) return true;  // a direct receive landed in place
-        const auto& s = prog_.steps[i];
+        if (!error_.is_ok() || prog_->direct[i]) return true;  // a direct receive landed in place
+        const auto& s = prog_->steps[i];
         char* data = land(i);
         char* target = buf_ + s.offset * elem_;
         if (s.kind == OpKind::recv_copy) {
             std::memcpy(target, data, s.count * elem_);
         } else if (s.order == Operand::incoming_first) {
-            reducer_.reduce(data, target, s.count);
+            reducer_->reduce(data, target, s.count);
         } else {
-            reducer_.reduce(target, data, s.count);
+            reducer_->reduce(target, data, s.count);
             std::memcpy(target, data, s.count * elem_);
         }
         return true;
@@ -65,7 +74,7 @@ public:
     // Tests step i's request once; true when it completed.
     bool poll(std::uint32_t i) {
         bool done = false;
-        Status st = t_.test(&ex_.req_[i], &done);
+        Status st = t_->test(&ex_.req_[i], &done);
         if (!st.is_ok()) ex_.live_[i] = 0;  // a failed test ends the request
         if (!note(std::move(st), i, "test")) return false;
         if (done) ex_.live_[i] = 0;
@@ -76,16 +85,16 @@ public:
 
 private:
     char* land(std::uint32_t i) const {
-        const auto& s = prog_.steps[i];
-        return prog_.direct[i] ? buf_ + s.offset * elem_ : scratch_ + s.slot * elem_;
+        const auto& s = prog_->steps[i];
+        return prog_->direct[i] ? buf_ + s.offset * elem_ : scratch_ + s.slot * elem_;
     }
     // Keeps the first failure, with where it happened.
     bool note(Status st, std::uint32_t i, const char* call) {
         if (st.is_ok()) return true;
         if (error_.is_ok()) {
-            const auto& s = prog_.steps[i];
+            const auto& s = prog_->steps[i];
             std::ostringstream m;
-            m << "executor: " << call << " of step " << i << " of " << prog_.steps.size() << " (round " << s.round
+            m << "executor: " << call << " of step " << i << " of " << prog_->steps.size() << " (round " << s.round
               << ", " << kind_name(s.kind) << " peer " << s.peer << ", " << s.count * elem_ << " bytes at element "
               << s.offset << ") failed: " << st.message();
             error_ = Status(st.code(), m.str());
@@ -94,12 +103,12 @@ private:
     }
 
     ExecOperation& ex_;
-    const ExecProgram& prog_;
-    char* buf_;
-    char* scratch_;
-    std::size_t elem_;
-    Transport& t_;
-    Reducer& reducer_;
+    const ExecProgram* prog_ = nullptr;
+    char* buf_ = nullptr;
+    char* scratch_ = nullptr;
+    std::size_t elem_ = 0;
+    Transport* t_ = nullptr;
+    Reducer* reducer_ = nullptr;
     Status error_;
 };
 
@@ -120,8 +129,8 @@ Status ExecOperation::start(const ExecProgram& prog, void* buf_v, void* scratch_
     TOPOAR_TRY(policy_.add_rank(prog));
     prog_ = &prog;
     transport_ = &transport;
-    driver_.reset(new Driver(*this, prog, static_cast<char*>(buf_v), static_cast<char*>(scratch_v), elem_size,
-                             transport, reducer));
+    if (!driver_) driver_.reset(new Driver(*this));
+    driver_->bind(prog, static_cast<char*>(buf_v), static_cast<char*>(scratch_v), elem_size, transport, reducer);
     running_ = true;
     policy_.start(driver_.get());
     if (!driver_->error().is_ok()) return failed_run();
