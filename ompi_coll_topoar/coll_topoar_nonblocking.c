@@ -16,16 +16,16 @@
  *              nothing is active (one relaxed load); a trylock makes it
  *              safe against recursion and threads; it advances every
  *              running operation one pass, in start order.
- *   set-up     a communicator spanning several hosts whose first allreduce
- *              is nonblocking starts its set-up as a nonblocking allgather
- *              of the rank records (the previous module's, at the call);
- *              the calls made meanwhile wait in order and are prepared
- *              when it completes (in progress, or in a blocking call,
- *              which completes it first).  No probes run there: the links
- *              come from a file, Slurm, coll_topoar_node_link or the
- *              process's cache, else they are assumed.  A communicator
- *              within one host keeps the previous module's nonblocking
- *              calls until a blocking allreduce set it up.
+ *   set-up     a communicator whose first allreduce is nonblocking (or a
+ *              persistent init) starts its set-up as a nonblocking
+ *              allgather of the rank records (the previous module's, at
+ *              the call); the calls made meanwhile wait in order and are
+ *              run by topoar when it completes (in progress, or in a
+ *              blocking call, which completes it first).  No probes run
+ *              there: the links come from a file, Slurm,
+ *              coll_topoar_node_link or the process's cache, else they are
+ *              assumed.  What the records decide holds from then on (auto
+ *              on one host: later calls go to the previous module).
  *   device     buffers in device memory are staged through host memory
  *              (copied in at the call, out at completion) when the
  *              communicator has an engine; else the call runs blocking
@@ -379,6 +379,8 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     }
     free(s->all);
     free(s);
+    OBJ_RELEASE(comm); /* retained by start_setup: the module may go now */
+    OBJ_RELEASE(m);
 }
 
 /* Starts the set-up of a communicator spanning hosts: the allgather of the
@@ -413,6 +415,8 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
     s->next = nb.setups;
     nb.setups = s;
     m->nb_setup = s;
+    OBJ_RETAIN(m); /* a persistent request that started it may be freed, and its communicator, before it ends */
+    OBJ_RETAIN(comm);
     __atomic_store_n(&m->state, TOPOAR_STATE_SETTING_UP, __ATOMIC_RELEASE);
     __atomic_store_n(&nb.active, nb.active + 1, __ATOMIC_RELAXED);
     if (!nb.registered) {
@@ -651,9 +655,9 @@ static const char *decline(mca_coll_topoar_module_t *m, const void *sbuf, void *
     }
     switch (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
     case TOPOAR_STATE_NEW:
-        if (mca_coll_topoar_all_on_this_host(comm)) {
-            return "a communicator within one host before its first blocking allreduce";
-        }
+        /* Set up by this call, without blocking (make(), start_setup()):
+         * on one host too, so every rank does the same whatever its
+         * settings (a difference is found in the gathered records). */
         return NULL;
     case TOPOAR_STATE_FAILED:
         return "topoar is off on this communicator (set-up or an earlier call failed)";
