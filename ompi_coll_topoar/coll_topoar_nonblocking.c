@@ -73,6 +73,10 @@ typedef struct mca_coll_topoar_request_t {
     int phase;       /* PHASE_*, under the lock */
     bool free_when_done;
     bool retained_op;
+    /* Device buffers topoar cannot stage here (a one-host communicator
+     * handed down without an engine) and the previous module may not
+     * take: each start runs the blocking device path and completes. */
+    bool blocking;
     unsigned long long *counter; /* ihandled or phandled */
 } mca_coll_topoar_request_t;
 
@@ -112,6 +116,7 @@ static void req_construct(mca_coll_topoar_request_t *r)
     r->phase = PHASE_IDLE;
     r->free_when_done = false;
     r->retained_op = false;
+    r->blocking = false;
     r->counter = NULL;
 }
 
@@ -228,26 +233,34 @@ static void finish(mca_coll_topoar_request_t *r, int rc, const char *what, bool 
 /* Prepares r's operation on its module's engine (state READY, or FAILED
  * with the engine a failed nonblocking set-up left for the calls it had
  * queued). */
-static int prepare_op(mca_coll_topoar_request_t *r, int flags, int *route)
+static int prepare_on(mca_coll_topoar_request_t *r, topoar_engine_t *engine, int flags, int *route)
 {
     topoar_call_t call;
     int rc;
     *route = TOPOAR_ROUTE_NONE;
-    if (NULL == r->m->engine) {
+    if (NULL == engine) {
         return MPI_ERR_INTERN;
     }
-    rc = topoar_engine_prepare(r->m->engine, (size_t) r->count, r->extent, TOPOAR_MEM_HOST,
+    rc = topoar_engine_prepare(engine, (size_t) r->count, r->extent, TOPOAR_MEM_HOST,
                                flags | TOPOAR_PREPARE_NONBLOCKING, &call);
+    if (TOPOAR_ERR_UNSUPPORTED == rc) {
+        /* decided alike on every rank (a forced algorithm that cannot run
+         * host calls, ...): the previous module's, like a blocking call */
+        *route = TOPOAR_ROUTE_HAND_DOWN;
+        opal_output_verbose(50, mca_coll_topoar_component.output, "coll:topoar: %s: nonblocking: %s",
+                            r->comm->c_name, topoar_engine_error(engine));
+        return OMPI_SUCCESS;
+    }
     if (TOPOAR_OK != rc) {
         opal_output_verbose(1, mca_coll_topoar_component.output, "coll:topoar: %s: nonblocking prepare: %s",
-                            r->comm->c_name, topoar_engine_error(r->m->engine));
+                            r->comm->c_name, topoar_engine_error(engine));
         return MPI_ERR_INTERN;
     }
     *route = call.route;
     if (TOPOAR_ROUTE_HOST != call.route) {
         return OMPI_SUCCESS; /* the caller hands it down */
     }
-    r->op = topoar_engine_op_create(r->m->engine, &call, &r->transport, &r->reducer);
+    r->op = topoar_engine_op_create(engine, &call, &r->transport, &r->reducer);
     if (NULL == r->op) {
         return MPI_ERR_NO_MEM;
     }
@@ -255,6 +268,11 @@ static int prepare_op(mca_coll_topoar_request_t *r, int flags, int *route)
                         r->comm->c_name, r->super.super.req_persistent ? "persistent allreduce" : "iallreduce",
                         r->count, r->dtype->name, topoar_algorithm_name(call.plan_algorithm));
     return OMPI_SUCCESS;
+}
+
+static int prepare_op(mca_coll_topoar_request_t *r, int flags, int *route)
+{
+    return prepare_on(r, r->m->engine, flags, route);
 }
 
 /* Starts r's operation on its data (under the lock, r on the list):
@@ -311,7 +329,7 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     mca_coll_topoar_request_t *r, *next;
     const char *why = NULL;
     int bad_param = -1, bad_rank = -1, rc;
-    topoar_engine_t *e = NULL;
+    topoar_engine_t *e = NULL, *defaults = NULL;
     bool failed = false;
 
     for (pp = &nb.setups; *pp != NULL; pp = &(*pp)->next) {
@@ -366,6 +384,14 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
             continue;
         }
         rc = NULL == e ? MPI_ERR_INTERN : prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
+        if (OMPI_SUCCESS == rc && NULL == r->op && TOPOAR_ROUTE_HAND_DOWN == route) {
+            /* The settings cannot run it (a forced device-only algorithm):
+             * too late for the previous module, so the defaults' plan. */
+            if (NULL == defaults) {
+                defaults = engine_from_records(comm, NULL, s->all, &why);
+            }
+            rc = prepare_on(r, defaults, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
+        }
         if (OMPI_SUCCESS != rc || NULL == r->op) {
             list_remove(r);
             finish(r, OMPI_SUCCESS != rc ? rc : MPI_ERR_INTERN, why ? why : "prepare", &release);
@@ -376,6 +402,9 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
             r->next = *released;
             *released = r;
         }
+    }
+    if (NULL != defaults) {
+        topoar_engine_destroy(defaults); /* the operations keep what they need */
     }
     free(s->all);
     free(s);
@@ -544,7 +573,10 @@ static int begin(mca_coll_topoar_request_t *r)
         int route = TOPOAR_ROUTE_NONE;
         rc = prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
         if (OMPI_SUCCESS == rc && NULL == r->op) {
-            rc = MPI_ERR_INTERN;
+            opal_output(0, "coll:topoar: %s: a persistent allreduce made while the communicator was being set "
+                        "up cannot run with these settings (coll_topoar_allreduce_algorithm?); made after the "
+                        "first completed allreduce it goes to the previous module", r->comm->c_name);
+            rc = OMPI_ERR_NOT_SUPPORTED;
         }
         if (OMPI_SUCCESS != rc) {
             pthread_mutex_unlock(&nb.lock);
@@ -570,6 +602,15 @@ static int req_start(size_t count, ompi_request_t **requests)
         int rc;
         if (PHASE_IDLE != r->phase) {
             return MPI_ERR_REQUEST;
+        }
+        if (r->blocking) {
+            r->super.super.req_complete = REQUEST_PENDING;
+            r->super.super.req_state = OMPI_REQUEST_ACTIVE;
+            rc = mca_coll_topoar_allreduce(r->sbuf, r->rbuf, r->count, r->dtype, r->mop, r->comm, &r->m->super);
+            r->super.super.req_status.MPI_ERROR = rc;
+            mca_coll_topoar_bump(&r->m->pfallback);
+            ompi_request_complete(&r->super.super, false);
+            continue;
         }
         rc = begin(r);
         if (OMPI_SUCCESS != rc) {
@@ -692,6 +733,44 @@ static int make(mca_coll_topoar_request_t *r, bool *hand_down)
     return rc;
 }
 
+/* Device buffers the previous module may not take and topoar does not
+ * stage here: the blocking device path, and a request already complete. */
+static int device_blocking(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,
+                           ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
+                           ompi_request_t **request, const char *why)
+{
+    mca_coll_topoar_request_t *r;
+    int rc = mca_coll_topoar_allreduce(sbuf, rbuf, count, dtype, op, comm, &m->super);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    r = req_new(m, comm, sbuf, rbuf, 0, dtype, op, false, false);
+    if (NULL == r) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    r->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
+    ompi_request_complete(&r->super.super, false);
+    *request = &r->super.super;
+    mca_coll_topoar_bump(&m->ifallback);
+    opal_output_verbose(50, mca_coll_topoar_component.output,
+                        "coll:topoar: %s: iallreduce of %d x %s on device buffers ran blocking (%s)", comm->c_name,
+                        count, dtype->name, why);
+    return OMPI_SUCCESS;
+}
+
+static int hand_down(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
+                     struct ompi_op_t *op, ompi_communicator_t *comm, ompi_request_t **request, const char *why)
+{
+    if (NULL == m->previous_iallreduce) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    mca_coll_topoar_bump(&m->ifallback);
+    opal_output_verbose(50, mca_coll_topoar_component.output,
+                        "coll:topoar: %s: iallreduce of %d x %s passed down (%s)", comm->c_name, count, dtype->name,
+                        why);
+    return m->previous_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous_iallreduce_module);
+}
+
 int mca_coll_topoar_iallreduce(const void *sbuf, void *rbuf, mca_coll_topoar_count_t count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, ompi_request_t **request,
@@ -699,56 +778,31 @@ int mca_coll_topoar_iallreduce(const void *sbuf, void *rbuf, mca_coll_topoar_cou
 {
     mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
     mca_coll_topoar_request_t *r;
-    bool device = false, hand_down = false;
-    const char *why = MCA_COLL_TOPOAR_COUNT_TOO_BIG(count) ? "count beyond int"
-                      : decline(m, sbuf, rbuf, (int) count, dtype, op, comm, &device);
+    bool device = false, down = false;
+    const char *why;
     int rc;
 
-    if (NULL == why && device && TOPOAR_STATE_READY == m->state && NULL == m->engine) {
-        why = "device buffers on a communicator without an engine";
-    }
-    if (NULL != why) {
-        if (device && !mca_coll_topoar_component.cuda_aware) {
-            /* Device buffers the previous module cannot take: the blocking
-             * device path, and a request already complete. */
-            rc = mca_coll_topoar_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
-            if (OMPI_SUCCESS != rc) {
-                return rc;
-            }
-            r = req_new(m, comm, sbuf, rbuf, 0, dtype, op, false, false);
-            if (NULL == r) {
-                return OMPI_ERR_OUT_OF_RESOURCE;
-            }
-            r->super.super.req_status.MPI_ERROR = OMPI_SUCCESS;
-            ompi_request_complete(&r->super.super, false);
-            *request = &r->super.super;
-            mca_coll_topoar_bump(&m->ifallback);
-            return OMPI_SUCCESS;
-        }
-        if (NULL == m->previous_iallreduce) {
-            return OMPI_ERR_NOT_SUPPORTED;
-        }
+    if (MCA_COLL_TOPOAR_COUNT_TOO_BIG(count)) { /* main's size_t counts beyond int: whole to the previous module */
         mca_coll_topoar_bump(&m->ifallback);
-        opal_output_verbose(50, mca_coll_topoar_component.output,
-                            "coll:topoar: %s: iallreduce of %d x %s passed down (%s)", comm->c_name, (int) count,
-                            dtype->name, why);
-        return m->previous_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous_iallreduce_module);
+        return m->previous_iallreduce ? m->previous_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
+                                                               m->previous_iallreduce_module)
+                                      : OMPI_ERR_NOT_SUPPORTED;
+    }
+    why = decline(m, sbuf, rbuf, (int) count, dtype, op, comm, &device);
+    if (NULL != why) {
+        return device && !mca_coll_topoar_component.cuda_aware
+                   ? device_blocking(m, sbuf, rbuf, (int) count, dtype, op, comm, request, why)
+                   : hand_down(m, sbuf, rbuf, (int) count, dtype, op, comm, request, why);
     }
     r = req_new(m, comm, sbuf, rbuf, (int) count, dtype, op, false, device);
     if (NULL == r) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = make(r, &hand_down);
-    if (OMPI_SUCCESS == rc && hand_down && !device) {
+    rc = make(r, &down);
+    if (OMPI_SUCCESS == rc && down) {
         req_release(r);
-        mca_coll_topoar_bump(&m->ifallback);
-        opal_output_verbose(50, mca_coll_topoar_component.output,
-                            "coll:topoar: %s: iallreduce of %d x %s passed down (auto's route)", comm->c_name,
-                            (int) count, dtype->name);
-        return m->previous_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous_iallreduce_module);
-    }
-    if (OMPI_SUCCESS == rc && hand_down) {
-        rc = MPI_ERR_INTERN; /* a staged device call the engine hands down: cannot happen (no rules here) */
+        return device ? device_blocking(m, sbuf, rbuf, (int) count, dtype, op, comm, request, "auto's route")
+                      : hand_down(m, sbuf, rbuf, (int) count, dtype, op, comm, request, "auto's route");
     }
     if (OMPI_SUCCESS == rc) {
         rc = begin(r);
@@ -773,8 +827,19 @@ int mca_coll_topoar_allreduce_init(const void *sbuf, void *rbuf, mca_coll_topoar
                       : decline(m, sbuf, rbuf, (int) count, dtype, op, comm, &device);
     int rc;
 
-    if (NULL == why && device && (TOPOAR_STATE_READY != m->state || NULL == m->engine)) {
-        why = "device buffers before the communicator is set up";
+    if (NULL != why && device && !mca_coll_topoar_component.cuda_aware) {
+        /* The previous module must not see these buffers: every start runs
+         * the blocking device path. */
+        r = req_new(m, comm, sbuf, rbuf, (int) count, dtype, op, true, false);
+        if (NULL == r) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        r->blocking = true;
+        opal_output_verbose(50, mca_coll_topoar_component.output,
+                            "coll:topoar: %s: persistent allreduce of %d x %s on device buffers: each start runs "
+                            "the blocking device path (%s)", comm->c_name, (int) count, dtype->name, why);
+        *request = &r->super.super;
+        return OMPI_SUCCESS;
     }
     if (NULL == why) {
         r = req_new(m, comm, sbuf, rbuf, (int) count, dtype, op, true, device);

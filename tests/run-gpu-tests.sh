@@ -90,6 +90,19 @@ check "fake: mixed host/device buffers, np=3" " 0 failed" \
     "$bin" --quick --device-mixed --expect-topoar --expect-path nccl
 check "fake: device buffers with auto's one-host hand-down (staged), np=4" " 0 failed" \
     "${mpi[@]}" "${fakeenv[@]}" -np 4 "$bin" --quick --device
+# Nonblocking and persistent calls on device buffers: staged through host
+# memory and run by topoar (NCCL is for blocking calls), or on a one-host
+# communicator that auto hands down, run blocking by the device path and
+# returned complete (docs/nonblocking.md).
+nbdev="$build/tests/gpu/nb_device"
+for np in 2 3; do
+    check2 "fake: nonblocking and persistent on device buffers, staged by topoar, np=$np" \
+        "0 failed in all" "iallreduce of 100000 x MPI_FLOAT by topoar" \
+        "${mpi[@]}" "${fakeenv[@]}" -np $np --mca coll_topoar_single_node_fallback 0 \
+        --mca coll_topoar_verbose 50 "$nbdev"
+done
+check "fake: nonblocking on device buffers with auto's one-host hand-down, np=3" "0 failed in all" \
+    "${mpi[@]}" "${fakeenv[@]}" -np 3 "$nbdev"
 check "fake: check_mem_type, np=3" " 0 failed" \
     "${mpi[@]}" "${fakeenv[@]}" -np 3 --mca coll_topoar_check_mem_type 1 "$bin" --quick --device-mixed
 for pml in ob1 ucx; do
