@@ -3,6 +3,9 @@
 // Set-up (once, collective data already gathered by the glue) builds the
 // topology; every call then looks its plan up in a small cache keyed by
 // (algorithm, count) and runs it.  Plans are only rebuilt for a new count.
+// A facade over its parts (engine/): network set-up's caches, selection
+// (which algorithm; the contest), adaptation (when to measure the links
+// again) and the plan cache; it keeps the topology and runs calls.
 #pragma once
 
 #include <cstddef>
@@ -82,6 +85,7 @@ struct PreparedCall {
 };
 
 // plan_options, table_options: engine/selection.hpp.
+
 // How a call of `count` elements is cut: chunks of chunk_count elements
 // (EngineConfig::chunk_size; count itself when not cut), and the segment
 // and pipelining units its plans use from segment_bytes, the setting before
@@ -99,6 +103,7 @@ struct CallUnits {
 };
 CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t elem_size, MemType mem,
                      std::size_t segment_bytes, int hosts);
+
 class Engine {
 public:
     Engine(int rank, int size, EngineConfig cfg);
