@@ -1,9 +1,7 @@
 #include "engine.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
-#include <cstdio>
 #include <new>
 #include <map>
 #include <sstream>
@@ -11,12 +9,12 @@
 #include <stdexcept>
 
 #include "engine/call_operation.hpp"
-#include "model/cost_model.hpp"
 #include "planners/planners.hpp"
 
 namespace topoar {
 
-Engine::Engine(int rank, int size, EngineConfig cfg) : rank_(rank), size_(size), cfg_(std::move(cfg)) {}
+Engine::Engine(int rank, int size, EngineConfig cfg)
+    : rank_(rank), size_(size), cfg_(std::move(cfg)), selection_(cfg_), adaptation_(cfg_, rank, size) {}
 Engine::~Engine() = default;
 
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
@@ -112,54 +110,14 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
             TOPOAR_TRY(measure_network(ranks, *io));
         }
     }
-    // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
-    if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
     std::vector<int> per_node;
     for (int n : topology_.nodes_at(Level::node)) per_node.push_back(topology_.num_ranks_under(n));
-    shape_ = make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
-    TOPOAR_TRY(build_model_table());
+    const CommShape shape =
+        make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
+    TOPOAR_TRY(selection_.setup(topology_, size_, shape, io && io->allgather));
     if (network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached) ranks_ = ranks;
-    trial_io_ = io && io->allgather;
-    trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
     ready_ = true;
     return Status::ok();
-}
-
-// auto's default table.  A pure function of the topology and the
-// configuration, which every rank has alike: no communication needed.
-// Not for one host when auto hands those down anyway.
-Status Engine::build_model_table() {
-    if (cfg_.algorithm == Algorithm::automatic && cfg_.model_table && size_ > 1 &&
-        !(cfg_.single_node_fallback && shape_.nodes <= 1)) {
-        auto t0 = std::chrono::steady_clock::now();
-        TOPOAR_TRY(build_default_table_cached(topology_, table_options(cfg_), &model_table_, &model_report_,
-                                              &model_table_cached_));
-        model_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    return Status::ok();
-}
-
-// The cost model's time of a prepared host call: its chunks' plans, each
-// predicted once.  0 when a plan is too large to simulate quickly.
-double Engine::predicted_seconds(const PreparedCall& call) {
-    constexpr std::size_t kMaxSteps = 200000;
-    auto of = [&](const PlanHandle& p) -> double {
-        if (p->predicted < 0) {
-            const DefaultTableOptions o = table_options(cfg_);
-            Plan full;
-            Prediction pr;
-            p->predicted = 0;
-            if (make_plan(p->algorithm, topology_, p->count, -1, p->options, &full) &&
-                count_steps(full, call.elem_size, o.model.segment_bytes) <= kMaxSteps &&
-                predict(topology_, full, call.elem_size, o.model, &pr))
-                p->predicted = pr.time;
-        }
-        return p->predicted;
-    };
-    const double chunk = of(call.plan), tail = call.tail_plan ? of(call.tail_plan) : 0;
-    if (chunk <= 0 || (call.tail_plan && tail <= 0)) return 0;
-    const std::size_t full = call.num_chunks() - (call.tail_plan ? 1 : 0);
-    return static_cast<double>(full) * chunk + tail;
 }
 
 std::string Engine::take_notice() {
@@ -170,166 +128,25 @@ std::string Engine::take_notice() {
 
 Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo& io) {
     if (!cfg_.adapt || ranks_.empty() || !runs_on_host(call.route) || call.plan == nullptr) return Status::ok();
-    const double predicted = predicted_seconds(call);
-    if (probe_debug() && rank_ == 0 && predicted <= 0)
-        std::fprintf(stderr, "adapt: no prediction for %zu bytes\n", call.count * call.elem_size);
-    if (predicted <= 0) return Status::ok();
-    window_.push_back(seconds / predicted);
-    if (static_cast<int>(window_.size()) < cfg_.adapt_interval) return Status::ok();
-    // Every rank's mean ratio of the window, gathered: the same numbers
-    // everywhere, so the same decision.
-    double mine = 0;
-    for (double r : window_) mine += r;
-    mine /= static_cast<double>(window_.size());
-    window_.clear();
-    std::vector<double> all(static_cast<std::size_t>(size_), 0.0);
-    TOPOAR_TRY(io.allgather(&mine, sizeof mine, all.data()));
-    double mean = 0;
-    for (double r : all) mean += r;
-    mean /= static_cast<double>(size_);
-    if (probe_debug() && rank_ == 0)
-        std::fprintf(stderr, "adapt: window mean measured/predicted %.3f (baseline %.3f, predicted %.4f s)\n", mean,
-                     baseline_, predicted);
-    if (baseline_ <= 0) {
-        // The model's own error on this machine: what later windows are
-        // compared with.
-        baseline_ = mean;
-        return Status::ok();
-    }
-    if (mean <= (1 + cfg_.adapt_threshold) * baseline_ || replans_ >= cfg_.adapt_max) return Status::ok();
-    std::ostringstream os;
-    os << "calls ran " << mean / baseline_ << "x slower than after set-up (measured/predicted " << mean
-       << " vs " << baseline_ << "): links measured again";
+    const double predicted =
+        predicted_seconds(topology_, cfg_, call.plan, call.tail_plan, call.num_chunks(), call.elem_size);
+    bool remeasure = false;
+    TOPOAR_TRY(adaptation_.note(seconds, predicted, call.count * call.elem_size, io, &remeasure));
+    if (!remeasure) return Status::ok();
     const auto t0 = std::chrono::steady_clock::now();
     TOPOAR_TRY(measure_network(ranks_, io, /*fresh=*/true));
-    const DecisionTable before = model_table_;
-    TOPOAR_TRY(build_model_table());
+    const std::string before = selection_.model_table().to_text("cost model");
+    TOPOAR_TRY(selection_.rebuild(topology_));
     plans_.clear();  // calls holding plans keep them
-    device_table_ = DecisionTable();
-    device_table_tried_ = false;
-    baseline_ = 0;
-    trials_.reset();  // the table may rank small messages differently now
-    ++replans_;
-    os << " in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3
-       << " ms (re-plan " << replans_ << " of at most " << cfg_.adapt_max << ")\n"
-       << describe_network();
-    if (!model_table_.empty())
-        os << (model_table_.to_text("cost model") == before.to_text("cost model") ? "auto's table is unchanged:\n"
-                                                                                   : "auto's table now:\n")
-           << model_table_.to_text("cost model");
-    notice_ = os.str();
+    const double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
+    notice_ = adaptation_.replanned(ms, describe_network(), before,
+                                    selection_.model_table().empty() ? std::string()
+                                                                     : selection_.model_table().to_text("cost model"));
     return Status::ok();
 }
 
 Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io) {
-    const SizeTrials::Turn& t = call.trial;
-    if (t.cls < 0 || t.decided) return Status::ok();
-    trials_.record(t, seconds);
-    if (!t.agree) return Status::ok();
-    // Every rank's numbers, gathered and summed: the same on every rank,
-    // so the same contenders dropped and the same winner.  Medians after
-    // an earlier round (to drop clear losers), means after the last.
-    const std::vector<double> mine = t.last ? trials_.means(t.cls) : trials_.medians(t.cls);
-    const std::size_t n = mine.size();
-    std::vector<double> all(n * static_cast<std::size_t>(size_), 0.0);
-    TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(double), all.data()));
-    std::vector<double> pooled(n, 0.0);
-    for (int r = 0; r < size_; ++r)
-        for (std::size_t i = 0; i < n; ++i) pooled[i] += all[static_cast<std::size_t>(r) * n + i];
-    const std::vector<Contender> who = trials_.contenders(t.cls);
-    std::vector<bool> was_in(n);
-    for (std::size_t i = 0; i < n; ++i) was_in[i] = trials_.active(t.cls, static_cast<int>(i));
-    const int w = t.last ? trials_.settle(t.cls, pooled) : trials_.prune(t.cls, pooled);
-    if (w < 0) return Status::ok();  // several still in: the contest goes on
-    std::ostringstream os;
-    os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
-       << ": measured per call (" << (t.last ? "mean of " + std::to_string(trials_.samples()) + " calls"
-                                             : std::string("median of the calls so far"))
-       << " and of the ranks)";
-    bool first = true;
-    for (std::size_t i = 0; i < n && i < who.size(); ++i) {
-        if (!was_in[i]) continue;  // dropped in an earlier round
-        os << (first ? " " : ", ") << contender_name(who[i]);
-        first = false;
-        if (std::isfinite(pooled[i]))
-            os << " " << pooled[i] / size_ * 1e6 << " us";
-        else
-            os << " not run (its result could differ for every call of this size)";
-    }
-    os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on"
-       << (w == 0 ? " (auto's table's choice)" : "") << (t.last ? "" : " (the others more than 50 % slower)")
-       << "\n";
-    notice_ += os.str();
-    return Status::ok();
-}
-
-// Built-in default across hosts: the latency algorithm (node leaders) for
-// small messages, aggregation trees above; both measured best on the
-// emulated clusters of docs/performance.md.
-Algorithm Engine::builtin_choice(std::size_t bytes) const {
-    return bytes <= cfg_.small_msg_size ? Algorithm::leader : Algorithm::tree;
-}
-
-const char* origin_name(Origin o) {
-    switch (o) {
-    case Origin::forced: return "forced";
-    case Origin::rule: return "rule";
-    case Origin::model: return "cost model";
-    case Origin::builtin: return "default";
-    case Origin::hand_down: return "hand down";
-    case Origin::measured: return "measured";
-    }
-    return "?";
-}
-
-Decision Engine::decide(std::size_t bytes, MemType mem) const {
-    Decision d;
-    if (cfg_.algorithm != Algorithm::automatic) {
-        d.algorithm = cfg_.algorithm;
-        d.origin = Origin::forced;
-        return d;
-    }
-    Choice c = rules_.lookup(bytes, shape_, mem);
-    if (c.matched()) {
-        d.origin = Origin::rule;
-        d.rule = c.origin;
-    } else {
-        c = model_table_.lookup(bytes, shape_, mem);
-        d.origin = Origin::model;
-    }
-    if (c.matched()) {
-        d.algorithm = c.algorithm;
-        d.has_segment = c.has_segment;
-        d.segment_bytes = c.segment_bytes;
-        return d;
-    }
-    // Host buffers on one host go to the previous module (tuned's
-    // shared-memory algorithms); device buffers cannot go there unstaged:
-    // within one host they get NCCL's own allreduce (its NVLink/PCIe rings
-    // and trees are what a topology plan would build there).
-    if (ready_ && shape_.nodes <= 1 && mem == MemType::host &&
-        one_host_hands_down(cfg_.algorithm, cfg_.single_node_fallback)) {
-        d.origin = Origin::hand_down;
-        return d;
-    }
-    if (ready_ && shape_.nodes <= 1 && mem == MemType::cuda) {
-        d.algorithm = Algorithm::nccl;
-        d.origin = Origin::builtin;
-        return d;
-    }
-    if (mem == MemType::cuda) {
-        c = device_table_.lookup(bytes, shape_, mem);
-        if (c.matched()) {
-            d.algorithm = c.algorithm;
-            d.origin = Origin::model;
-            d.has_segment = c.has_segment;
-            d.segment_bytes = c.segment_bytes;
-            return d;
-        }
-    }
-    d.algorithm = builtin_choice(bytes);
-    d.origin = Origin::builtin;
-    return d;
+    return selection_.note_trial(call.trial, seconds, io, &notice_);
 }
 
 std::string Engine::describe_origin(const PreparedCall& call) {
@@ -366,31 +183,6 @@ CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t ele
     return u;
 }
 
-PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem) {
-    PlanOptions o;
-    const std::size_t unit = mem == MemType::cuda ? cfg.gpu_model.pipeline_bytes : cfg.pipeline_size;
-    o.pipeline_elems = unit ? std::max<std::size_t>(1, unit / elem_size) : 0;
-    o.num_trees = cfg.num_trees;
-    o.factors = cfg.hring_factors;
-    // nccl_hier's shards across hosts: the built-in choice's threshold.
-    o.hier_small_elems = cfg.small_msg_size / elem_size;
-    return o;
-}
-
-DefaultTableOptions table_options(const EngineConfig& cfg) {
-    DefaultTableOptions o;
-    o.elem_size = 4;  // float, the common case; plans differ by rounding only
-    o.plan = plan_options(cfg, o.elem_size);
-    o.model.segment_bytes = cfg.segment_size;
-    o.model.overhead = cfg.model_overhead;
-    o.min_gain = cfg.model_margin;
-    // Sizes 8 B, 32 B, ... 2 MiB: by 2 MiB every plan is deep in the
-    // bandwidth regime (the ranking holds above, default_table.hpp), and
-    // the larger sizes would cost most of the set-up time.
-    o.max_bytes = std::size_t(2) << 20;
-    return o;
-}
-
 Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
                         std::size_t pipeline_bytes, MemType mem, PlanHandle* out) {
     const PlanCache::Key key(static_cast<int>(alg), count, elem_size, segment_bytes, pipeline_bytes,
@@ -420,12 +212,12 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // Room for this call's plans (up to 4); calls prepared earlier keep
     // theirs through their handles.
     plans_.make_room(4);
-    if (mem == MemType::cuda && !device_table_tried_) build_device_table();
+    if (mem == MemType::cuda) selection_.prepare_device(topology_);
     Decision d = decide(count * elem_size, mem);
     call->origin = d.origin;
     call->rule = d.rule;
     if (d.origin == Origin::hand_down && kind.no_hand_down) {
-        d.algorithm = builtin_choice(count * elem_size);
+        d.algorithm = selection_.builtin_choice(count * elem_size);
         d.origin = Origin::builtin;
         call->origin = d.origin;
     }
@@ -434,31 +226,17 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         call->why = kOneHostHandDownReason;
         return Status::ok();
     }
-    // auto's own choice for a small host call across hosts (not a rule's,
-    // not a forced one): a contest of its size class decides
-    // (decide/trials.hpp).  Every rank takes the same turn.
-    const bool contested = (d.origin == Origin::model || d.origin == Origin::builtin) && mem == MemType::host &&
-                           trial_io_ && shape_.nodes > 1 && size_ > 1 && trials_.covers(count * elem_size) &&
-                           !algorithm_info(d.algorithm).device_only;
-    if (contested && kind.nonblocking) {
-        // Never timed: the class's winner if it is one of topoar's plans,
-        // else the table's choice; the contest's turns are not touched.
-        const int cls = SizeTrials::size_class(count * elem_size);
-        const int w = trials_.winner(cls);
-        if (w > 0 && !trials_.contenders(cls)[static_cast<std::size_t>(w)].hand_down) {
-            d.algorithm = trials_.contenders(cls)[static_cast<std::size_t>(w)].algorithm;
-            call->origin = Origin::measured;
-        }
-    } else if (contested) {
-        // Read only when the class is new (no allocation per call).
-        const Contender who[3] = {{false, d.algorithm}, {true, Algorithm::automatic}, {false, Algorithm::leader}};
-        call->trial = trials_.next(count * elem_size, who, d.algorithm == Algorithm::leader ? 2 : 3);
-        if (call->trial.who.hand_down && pair.previous_differs) {
-            // Correctness before speed: the class's first contender (the
-            // table's choice) runs it, and a timed turn counts as its own.
-            call->trial.index = 0;
-            call->trial.who = trials_.contenders(call->trial.cls)[0];
-        }
+    // auto's own choice for a small host call across hosts: its size
+    // class's contest decides (Selection::contest_turn); a nonblocking
+    // call takes no turn (Selection::untimed_choice).
+    if (kind.nonblocking) {
+        bool measured = false;
+        d.algorithm = selection_.untimed_choice(count * elem_size, mem, d, &measured);
+        if (measured) call->origin = Origin::measured;
+    } else {
+        call->trial = selection_.contest_turn(count * elem_size, mem, d, pair);
+    }
+    if (call->trial.cls >= 0) {
         if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
         if (call->trial.who.hand_down) {
             call->route = call->trial.decided ? Route::hand_down : Route::contest_down;
@@ -479,10 +257,10 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         if (mem != MemType::cuda) {
             // A rule naming it for host calls falls through, like any rule
             // whose algorithm cannot run here.
-            call->algorithm = builtin_choice(count * elem_size);
+            call->algorithm = selection_.builtin_choice(count * elem_size);
             call->fell_through = true;
         }
-        alg = builtin_choice(count * elem_size);
+        alg = selection_.builtin_choice(count * elem_size);
     }
     call->plan_algorithm = alg;
     // The route: host calls run here or were handed down above; device
@@ -498,7 +276,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     const MemType plan_mem = call->route == Route::staged ? MemType::host : mem;
     if (count == 0 || size_ == 1) return Status::ok();
-    const CallUnits u = call_units(cfg_, count, elem_size, plan_mem, cfg_.segment_size, shape_.nodes);
+    const CallUnits u = call_units(cfg_, count, elem_size, plan_mem, cfg_.segment_size, selection_.shape().nodes);
     const std::size_t chunk = u.chunk_count, tail = count % chunk, pipeline = u.pipeline_bytes;
     if (!d.has_segment) segment = u.segment_bytes;  // a rule's segment size is kept as written
     auto plans = [&](Algorithm a, std::size_t seg) {
@@ -513,7 +291,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // run falls through to the built-in choice.  Plans are pure functions
     // of data all ranks share, so every rank takes the same way.
     if (s.code() == Code::unsupported && (d.origin == Origin::rule || d.origin == Origin::model)) {
-        alg = builtin_choice(count * elem_size);
+        alg = selection_.builtin_choice(count * elem_size);
         segment = u.segment_bytes;  // the setting's, not the rule's
         call->algorithm = alg;
         call->plan_algorithm = alg;
@@ -557,15 +335,6 @@ Status Engine::host_position(int* host, int* local, int* hosts) const {
     *local = l.local_of[static_cast<std::size_t>(rank_)];
     *hosts = static_cast<int>(l.members.size());
     return Status::ok();
-}
-
-void Engine::build_device_table() {
-    device_table_tried_ = true;
-    if (cfg_.algorithm != Algorithm::automatic || !cfg_.model_table || size_ < 2 || shape_.nodes <= 1) return;
-    // A failure leaves the table empty: the built-in choice then decides,
-    // identically on every rank (the inputs are the same everywhere).
-    if (!build_device_default_table(topology_, table_options(cfg_), cfg_.gpu_model, &device_table_))
-        device_table_ = DecisionTable{};
 }
 
 // Runs prepared call's plan on every chunk of buf, one after the other.

@@ -3,6 +3,9 @@
 // Set-up (once, collective data already gathered by the glue) builds the
 // topology; every call then looks its plan up in a small cache keyed by
 // (algorithm, count) and runs it.  Plans are only rebuilt for a new count.
+// A facade over its parts (engine/): network set-up's caches, selection
+// (which algorithm; the contest), adaptation (when to measure the links
+// again) and the plan cache; it keeps the topology and runs calls.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +24,10 @@
 #include "decide/decision.hpp"
 #include "decide/route.hpp"
 #include "decide/trials.hpp"
+#include "engine/adaptation.hpp"
 #include "engine/network_setup.hpp"
 #include "engine/plan_cache.hpp"
+#include "engine/selection.hpp"
 #include "exec/device_executor.hpp"
 #include "exec/executor.hpp"
 #include "model/default_table.hpp"
@@ -38,26 +43,7 @@ namespace topoar {
 
 class CallOperation;  // engine/call_operation.hpp
 
-// Where the algorithm of a call came from (first that applies).
-enum class Origin : int {
-    forced = 0,     // coll_topoar_allreduce_algorithm names one
-    rule = 1,       // a rule of the rules file matched
-    model = 2,      // the cost-model table built at set-up
-    builtin = 3,    // nothing else decided: the fixed built-in choice
-    hand_down = 4,  // auto hands the call to the previous module
-    measured = 5,   // small messages: the contender the ranks measured
-                    // fastest (decide/trials.hpp) instead of the table's
-};
-const char* origin_name(Origin o);  // "forced", "rule", "cost model", "default", "hand down", "measured"
-
-// decide()'s answer for one (size, memory type).
-struct Decision {
-    Algorithm algorithm = Algorithm::automatic;
-    Origin origin = Origin::builtin;
-    bool has_segment = false;        // the rule set a segment size
-    std::size_t segment_bytes = 0;
-    const char* rule = nullptr;      // Origin::rule: the rule's "file:line"
-};
+// Origin, Decision: engine/selection.hpp.
 
 // prepare()'s answer: the call's route (decide/route.hpp) and what it
 // runs.  Its plans are handles (engine/plan_cache.hpp): they stay valid as
@@ -100,12 +86,8 @@ struct PreparedCall {
     }
 };
 
-// The options an engine with `cfg` plans with for elements of elem_size
-// bytes (plans themselves: make_plan, planners/planners.hpp).  Tools and
-// tests plan exactly what runs with these.
-// mem: the pipelining unit of host buffers (pipeline_size) or of device
-// buffers (gpu_pipeline_size).
-PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem = MemType::host);
+// plan_options, table_options: engine/selection.hpp.
+
 // How a call of `count` elements is cut: chunks of chunk_count elements
 // (EngineConfig::chunk_size; count itself when not cut), and the segment
 // and pipelining units its plans use from segment_bytes, the setting before
@@ -123,9 +105,6 @@ struct CallUnits {
 };
 CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t elem_size, MemType mem,
                      std::size_t segment_bytes, int hosts);
-// The options set-up builds the cost-model table with (tools print the same
-// one).
-DefaultTableOptions table_options(const EngineConfig& cfg);
 
 class Engine {
 public:
@@ -142,31 +121,27 @@ public:
 
     // The algorithm that runs for a message of `bytes` bytes (host memory).
     Algorithm choose(std::size_t bytes) const { return decide(bytes, MemType::host).algorithm; }
-    // Selection order: the forced algorithm (Origin::forced), else the
-    // first matching rule of the rules file (Origin::rule, maybe with a
-    // segment size), else the cost-model table built at set-up
-    // (Origin::model), else the built-in default (Origin::builtin).  Host
-    // calls of auto on a one-host communicator that nothing but the
-    // built-in default claims are handed down (Origin::hand_down).
-    Decision decide(std::size_t bytes, MemType mem) const;
+    // Selection::decide (engine/selection.hpp): forced, rule, cost model,
+    // built-in default; a host call of auto on one host is handed down.
+    Decision decide(std::size_t bytes, MemType mem) const { return selection_.decide(bytes, mem); }
     // Whether a host call of `bytes` bytes is handed down.
     bool hands_down(std::size_t bytes) const {
         return decide(bytes, MemType::host).origin == Origin::hand_down;
     }
     // hands_down() at every size: no rules file can claim a call.
-    bool hands_down_all() const { return hands_down(0) && rules_.empty(); }
+    bool hands_down_all() const { return hands_down(0) && selection_.rules().empty(); }
     // What the glue can do with device buffers here (decide/route.hpp),
     // registered once it set them up; device calls' routes follow from it.
     void set_device_caps(const DeviceCaps& caps) { device_caps_ = caps; }
     const DeviceCaps& device_caps() const { return device_caps_; }
-    const DecisionTable& rules() const { return rules_; }
+    const DecisionTable& rules() const { return selection_.rules(); }
     // The cost-model table and what its construction predicted (empty when
     // not built: forced algorithm, model_table off, one host, one rank,
     // or above the table's rank limit).
-    const DecisionTable& model_table() const { return model_table_; }
-    const DecisionTable& device_table() const { return device_table_; }
-    const DefaultTableReport& model_report() const { return model_report_; }
-    double model_setup_seconds() const { return model_seconds_; }
+    const DecisionTable& model_table() const { return selection_.model_table(); }
+    const DecisionTable& device_table() const { return selection_.device_table(); }
+    const DefaultTableReport& model_report() const { return selection_.model_report(); }
+    double model_setup_seconds() const { return selection_.model_setup_seconds(); }
     // Where the links between hosts came from; for measured ones the
     // network and how long the probes took (0 when cached).
     NetworkSource network_source() const { return network_source_; }
@@ -176,8 +151,12 @@ public:
     std::string describe_network() const;
     // The table came from the process's cache (another communicator of the
     // same shape built it).
-    bool model_table_cached() const { return model_table_cached_; }
-    const CommShape& shape() const { return shape_; }
+    bool model_table_cached() const { return selection_.model_table_cached(); }
+    const CommShape& shape() const { return selection_.shape(); }
+    // The engine's parts (engine/): what decides a call's algorithm, and
+    // online adaptation.
+    const Selection& selection() const { return selection_; }
+    const Adaptation& adaptation() const { return adaptation_; }
     // What decided a prepared call, for people: "forced", "cost model",
     // "default", a rule's "file:line", or "FILE:LINE (ALG unsupported
     // here) -> default" when a rule's algorithm could not plan on this
@@ -203,7 +182,7 @@ public:
     // What online adaptation did since the last call of this (empty:
     // nothing), for verbose output; and how often it re-measured.
     std::string take_notice();
-    int replans() const { return replans_; }
+    int replans() const { return adaptation_.replans(); }
     // Online adaptation after a timed call of `seconds` (run() calls it;
     // public for tests).  Collective at window ends: every rank reaches it
     // at the same call (the calls are collective and the timing rule is
@@ -228,40 +207,22 @@ public:
 
 private:
     Status measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, bool fresh = false);
-    Status build_model_table();
-    double predicted_seconds(const PreparedCall& call);
     Status plan_for(Algorithm alg, std::size_t count, std::size_t elem_size, std::size_t segment_bytes,
                     std::size_t pipeline_bytes, MemType mem, PlanHandle* out);
-    Algorithm builtin_choice(std::size_t bytes) const;
 
     int rank_, size_;
     EngineConfig cfg_;
     bool ready_ = false;
     Topology topology_;
-    DecisionTable rules_;
-    DecisionTable model_table_;
-    DefaultTableReport model_report_;
-    double model_seconds_ = 0;
-    bool model_table_cached_ = false;
     NetworkSource network_source_ = NetworkSource::single_host;
     MeasuredNetwork measured_;
     double probe_seconds_ = 0;
     std::string probe_problem_;  // why measured links were not used
     std::vector<RankInfo> ranks_;  // the set-up records (re-measuring needs them)
-    SizeTrials trials_;            // auto's small-message contests
-    bool trial_io_ = false;        // set up with I/O: contests can agree
-    std::vector<double> window_;   // measured / predicted of this window's timed calls
-    double baseline_ = 0;          // the first window's mean ratio across ranks
-    int replans_ = 0;
-    std::string notice_;
-    // auto's table for device buffers across hosts (model/device_model.hpp),
-    // built at the first device call (host-only programs never pay for it);
-    // every rank builds the same one from the same data, no communication.
-    DecisionTable device_table_;
-    bool device_table_tried_ = false;
+    Selection selection_;          // rules, tables, the contest (engine/selection.hpp)
+    Adaptation adaptation_;        // online adaptation's windows (engine/adaptation.hpp)
+    std::string notice_;           // take_notice(): the contest's and adaptation's news
     DeviceCaps device_caps_;
-    void build_device_table();
-    CommShape shape_;
     PlanCache plans_;  // this communicator's plans (engine/plan_cache.hpp)
     std::string hier_why_;  // why the last nccl_hier call could not plan (PreparedCall::why)
     Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, HierHandle* out);

@@ -38,11 +38,11 @@ BEGIN_C_DECLS
 typedef struct mca_coll_topoar_component_t {
     mca_coll_topoar_base_component_t super; /* coll_topoar_compat.h */
 
-    int priority;
-    int verbose;
+    int priority;             /* these and the GPU path's below: the */
+    int verbose;              /* table's glue-only rows (config/params.h) */
     int output;               /* opal_output stream */
-    /* The engine's parameters (topoar_param_info), registered by walking
-     * its table; MCA storage by table index. */
+    /* The engine's parameters (topoar_param_info: the table's leading
+     * rows), registered by the same walk; MCA storage by table index. */
     int num_params;
     union {
         int i;     /* TOPOAR_PARAM_INT, TOPOAR_PARAM_ALGORITHM */

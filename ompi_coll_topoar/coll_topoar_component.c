@@ -5,11 +5,13 @@
  * allreduce is the entry point (coll_topoar_allreduce.c).
  */
 #include "coll_topoar.h"
+#include "config/params.h"
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,24 +39,11 @@ mca_coll_topoar_component_t mca_coll_topoar_component = {
         .collm_init_query = mca_coll_topoar_init_query,
         .collm_comm_query = mca_coll_topoar_comm_query,
     },
-    .priority = 50,
-    .verbose = 0,
+    /* The MCA variables' defaults come from the parameter table at
+     * registration (register_params). */
     .output = -1,
     .last_algorithm = TOPOAR_LAST_NONE,
     .last_path = TOPOAR_ROUTE_NONE,
-    .cuda = true,
-    .nccl = true,
-    .check_mem_type = false,
-    .nccl_max_comms = 16,
-    .mem_type_cache = true,
-    .cuda_aware_mpi = TOPOAR_CUDA_AWARE_AUTO,
-};
-
-static const mca_base_var_enum_value_t cuda_aware_values[] = {
-    {TOPOAR_CUDA_AWARE_NEVER, "never"},
-    {TOPOAR_CUDA_AWARE_AUTO, "auto"},
-    {TOPOAR_CUDA_AWARE_ALWAYS, "always"},
-    {0, NULL},
 };
 
 /* The algorithm MCA enum, built from the engine's table at register time:
@@ -84,9 +73,39 @@ static void build_algorithm_values(void)
 
 /* ---- MCA parameters ------------------------------------------------------ */
 
-/* The engine's parameters: one MCA variable per entry of its table, with
- * the table's type, default, level and help (common/config/params.hpp). */
-static int register_engine_params(const mca_base_component_t *c)
+/* Where the glue keeps its own variables (the table's glue-only rows,
+ * common/config/params.hpp: names, types, defaults and help are there). */
+static const struct {
+    const char *name;
+    size_t offset;
+} glue_fields[] = {
+    {"priority", offsetof(mca_coll_topoar_component_t, priority)},
+    {"verbose", offsetof(mca_coll_topoar_component_t, verbose)},
+    {"cuda", offsetof(mca_coll_topoar_component_t, cuda)},
+    {"cuda_library", offsetof(mca_coll_topoar_component_t, cuda_library)},
+    {"nccl", offsetof(mca_coll_topoar_component_t, nccl)},
+    {"nccl_max_comms", offsetof(mca_coll_topoar_component_t, nccl_max_comms)},
+    {"check_mem_type", offsetof(mca_coll_topoar_component_t, check_mem_type)},
+    {"mem_type_cache", offsetof(mca_coll_topoar_component_t, mem_type_cache)},
+    {"cuda_aware_mpi", offsetof(mca_coll_topoar_component_t, cuda_aware_mpi)},
+};
+#define NUM_GLUE_FIELDS (sizeof(glue_fields) / sizeof(glue_fields[0]))
+
+static void *glue_storage(const char *name)
+{
+    for (size_t k = 0; k < NUM_GLUE_FIELDS; ++k) {
+        if (0 == strcmp(glue_fields[k].name, name)) {
+            return (char *) &mca_coll_topoar_component + glue_fields[k].offset;
+        }
+    }
+    return NULL;
+}
+
+/* Every coll_topoar_* variable: one per row of the parameter table, with
+ * its type, default, level, scope and help (common/config/params.hpp).
+ * The engine's rows (first) are stored by index in cm->params and handed
+ * to the engine (mca_coll_topoar_config); the glue's own in its fields. */
+static int register_params(const mca_base_component_t *c)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     static const mca_base_var_type_t types[] = {
@@ -95,121 +114,103 @@ static int register_engine_params(const mca_base_component_t *c)
         [TOPOAR_PARAM_BOOL] = MCA_BASE_VAR_TYPE_BOOL,
         [TOPOAR_PARAM_STRING] = MCA_BASE_VAR_TYPE_STRING,
         [TOPOAR_PARAM_ALGORITHM] = MCA_BASE_VAR_TYPE_INT,
+        [TOPOAR_PARAM_KEYWORD] = MCA_BASE_VAR_TYPE_INT,
     };
-    int n = topoar_param_count();
+    static const mca_base_var_scope_t scopes[] = {
+        [TOPOAR_PARAM_SCOPE_ALL] = MCA_BASE_VAR_SCOPE_ALL,
+        [TOPOAR_PARAM_SCOPE_LOCAL] = MCA_BASE_VAR_SCOPE_LOCAL,
+        [TOPOAR_PARAM_SCOPE_READONLY] = MCA_BASE_VAR_SCOPE_READONLY,
+    };
+    int n = topoar_param_count(), glue_rows = 0;
 
     build_algorithm_values();
     cm->num_params = 0;
-    for (int i = 0; i < n && i < TOPOAR_PARAM_MAX; ++i) {
+    for (int i = 0; i < n; ++i) {
         topoar_param_info_t p;
+        topoar_param_glue_t g;
         mca_base_var_enum_t *e = NULL;
         const char *d;
-        void *storage = &cm->params[i];
+        void *storage;
         int rc;
-        if (TOPOAR_OK != topoar_param_info(i, &p) || p.type < 0 || p.type > TOPOAR_PARAM_ALGORITHM) {
+        if (TOPOAR_OK != topoar_param_info(i, &p) || TOPOAR_OK != topoar_param_glue(i, &g) || p.type < 0 ||
+            p.type > TOPOAR_PARAM_KEYWORD || g.scope < 0 || g.scope > TOPOAR_PARAM_SCOPE_READONLY) {
+            return OPAL_ERROR;
+        }
+        if (g.glue_only) {
+            storage = glue_storage(p.name);
+            ++glue_rows;
+        } else if (i == cm->num_params && i < TOPOAR_PARAM_MAX) {
+            storage = &cm->params[i];
+            cm->num_params = i + 1;
+        } else {
+            storage = NULL; /* an engine row after a glue row, or too many */
+        }
+        if (NULL == storage) {
+            opal_output(0, "coll:topoar: parameter table row %d (%s) has no storage in the glue", i, p.name);
             return OPAL_ERROR;
         }
         d = p.default_value;
         switch (p.type) {
-        case TOPOAR_PARAM_INT: cm->params[i].i = atoi(d); break;
-        case TOPOAR_PARAM_SIZE: cm->params[i].z = (size_t) strtoull(d, NULL, 10); break;
-        case TOPOAR_PARAM_BOOL: cm->params[i].b = 0 != strcmp(d, "0"); break;
-        case TOPOAR_PARAM_STRING: cm->params[i].s = '\0' == d[0] ? NULL : (char *) d; break;
+        case TOPOAR_PARAM_INT: *(int *) storage = atoi(d); break;
+        case TOPOAR_PARAM_SIZE: *(size_t *) storage = (size_t) strtoull(d, NULL, 10); break;
+        case TOPOAR_PARAM_BOOL: *(bool *) storage = 0 != strcmp(d, "0"); break;
+        case TOPOAR_PARAM_STRING: *(char **) storage = '\0' == d[0] ? NULL : (char *) d; break;
         case TOPOAR_PARAM_ALGORITHM:
-            cm->params[i].i = topoar_algorithm_from_name(d);
+            *(int *) storage = topoar_algorithm_from_name(d);
             rc = mca_base_var_enum_create("coll_topoar_allreduce_algorithms", algorithm_values, &e);
             if (OPAL_SUCCESS != rc) {
                 return rc;
             }
             break;
+        case TOPOAR_PARAM_KEYWORD: {
+            /* Valued by index; Open MPI copies the values. */
+            mca_base_var_enum_value_t values[16];
+            char name[128];
+            int k = 0;
+            *(int *) storage = -1;
+            for (; k < 15 && NULL != g.keywords && NULL != g.keywords[k]; ++k) {
+                values[k].value = k;
+                values[k].string = g.keywords[k];
+                if (0 == strcmp(g.keywords[k], d)) {
+                    *(int *) storage = k;
+                }
+            }
+            values[k].value = 0;
+            values[k].string = NULL;
+            if (*(int *) storage < 0) {
+                return OPAL_ERROR; /* the default is none of the keywords */
+            }
+            snprintf(name, sizeof(name), "coll_topoar_%s_values", p.name);
+            rc = mca_base_var_enum_create(name, values, &e);
+            if (OPAL_SUCCESS != rc) {
+                return rc;
+            }
+            break;
+        }
         }
         (void) mca_base_component_var_register(c, p.name, p.help, types[p.type], e, 0,
                                                p.settable ? MCA_BASE_VAR_FLAG_SETTABLE : 0,
-                                               (mca_base_var_info_lvl_t) (p.level - 1), MCA_BASE_VAR_SCOPE_ALL,
-                                               storage);
+                                               (mca_base_var_info_lvl_t) (p.level - 1), scopes[g.scope], storage);
         if (NULL != e) {
             OBJ_RELEASE(e);
         }
-        cm->num_params = i + 1;
+    }
+    /* Every field above has its row (a row renamed in the table alone
+     * would leave a field at 0). */
+    if ((size_t) glue_rows != NUM_GLUE_FIELDS) {
+        opal_output(0, "coll:topoar: %d glue parameters in the table, %d fields in the glue", glue_rows,
+                    (int) NUM_GLUE_FIELDS);
+        return OPAL_ERROR;
     }
     return OPAL_SUCCESS;
 }
 
 static int topoar_register(void)
 {
-    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
-    const mca_base_component_t *c = &cm->super.collm_version;
-    int rc;
-
-    (void) mca_base_component_var_register(
-        c, "priority",
-        "Priority of the topoar coll component (it only provides MPI_Allreduce); negative: not used. "
-        "Settable through MPI_T at run time: applies to communicators created afterwards "
-        "(topoar_tune --compare --previous uses this to measure the module topoar hands calls to).",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
-        &cm->priority);
-    (void) mca_base_component_var_register(
-        c, "verbose",
-        "Verbosity: 1 set-up problems and fallbacks, 10 discovered topology (rank 0), "
-        "20 chosen algorithm per call size class, 50 every call",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL, &cm->verbose);
-
-    rc = register_engine_params(c);
+    int rc = register_params(&mca_coll_topoar_component.super.collm_version);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-
-    (void) mca_base_component_var_register(
-        c, "cuda",
-        "GPU path: load the topoar CUDA library at start-up and take MPI_Allreduce calls on device "
-        "buffers (NCCL, or staging through pinned host memory). Off, or without a library, driver or "
-        "device: device pointers are not detected (as in a host-only build).",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &cm->cuda);
-    cm->cuda_library = TOPOAR_CUDA_LIBRARY;
-    (void) mca_base_component_var_register(
-        c, "cuda_library", "The topoar CUDA library the GPU path loads (built with --with-cuda)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &cm->cuda_library);
-    (void) mca_base_component_var_register(
-        c, "nccl",
-        "Device buffers: run topoar's plans over NCCL (one NCCL communicator per MPI communicator, made "
-        "at the first device call); 0 stages device data through pinned host memory and the MPI "
-        "transport. Must be the same on all ranks.",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl);
-    (void) mca_base_component_var_register(
-        c, "nccl_max_comms",
-        "At most this many NCCL communicators per process (each holds device memory; nccl_hier's per-host "
-        "ones count too); communicators beyond stage device data through the host, and nccl_hier without "
-        "room for its per-host one runs the built-in plan",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL, &cm->nccl_max_comms);
-    (void) mca_base_component_var_register(
-        c, "check_mem_type",
-        "Verify on every call that all ranks pass buffers in the same memory type (host or device), "
-        "at the cost of one small allreduce per call; disagreeing calls are staged. Off: assumed, as "
-        "with any CUDA-aware MPI.",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->check_mem_type);
-    (void) mca_base_component_var_register(
-        c, "mem_type_cache",
-        "Remember the last few pointers found to be host memory (exact addresses), so that a program "
-        "passing the same host buffers again pays no pointer query. Sound under unified addressing "
-        "except when a host buffer is unmapped and a device allocation then starts at exactly its "
-        "address (docs/gpu.md); 0 asks the driver on every call.",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &cm->mem_type_cache);
-    {
-        mca_base_var_enum_t *e = NULL;
-        rc = mca_base_var_enum_create("coll_topoar_cuda_aware_mpi_values", cuda_aware_values, &e);
-        if (OPAL_SUCCESS != rc) {
-            return rc;
-        }
-        (void) mca_base_component_var_register(
-            c, "cuda_aware_mpi",
-            "Device buffers of the calls topoar hands to the previous module: auto gives them unstaged when "
-            "the MPI library reports CUDA support (MPIX_Query_cuda_support, asked once when the component "
-            "opens), never always stages them through pinned host memory, always gives them unstaged "
-            "without asking. Must be the same on all ranks.",
-            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL, &cm->cuda_aware_mpi);
-        OBJ_RELEASE(e);
-    }
-
     return mca_coll_topoar_register_pvars();
 }
 

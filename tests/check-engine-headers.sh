@@ -19,9 +19,10 @@
 #    5 decide        rules, decision tables, the contest, a call's route
 #    6 config        the parameter table and EngineConfig
 #    7 model         the cost model and the default tables
-#    8 engine (top)  the engine's parts (engine/: the plan cache), the
-#                    engine (engine.*) and the C API (engine_c.cpp,
-#                    topoar_engine.h)
+#    8 engine (top)  the engine's parts (engine/: network set-up's
+#                    caches, the plan cache, selection, adaptation), the
+#                    engine (engine.*: the facade over them) and the C API
+#                    (engine_c.cpp, topoar_engine.h)
 #
 # The top-level status.hpp belongs to layer 0 (everything reports Status).
 src="${TOPOAR_SRCDIR:-$(dirname "$0")/..}"

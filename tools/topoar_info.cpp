@@ -21,6 +21,7 @@
 
 #include "core/units.hpp"
 #include "engine.hpp"
+#include "config/params.h"
 #include "topoar_engine.h"
 #include "topology/topology.hpp"
 #include "topoar_mpi_io.h"
@@ -64,7 +65,8 @@ std::map<std::string, std::string> read_engine_params() {
     std::map<std::string, std::string> out;
     for (int i = 0; i < topoar_param_count(); ++i) {
         topoar_param_info_t p;
-        if (topoar_param_info(i, &p) != TOPOAR_OK) continue;
+        topoar_param_glue_t g;
+        if (topoar_param_info(i, &p) != TOPOAR_OK || topoar_param_glue(i, &g) != TOPOAR_OK || g.glue_only) continue;
         std::string cvar = std::string("coll_topoar_") + p.name;
         if (p.type == TOPOAR_PARAM_STRING) out[p.name] = read_cvar(cvar.c_str());
         else out[p.name] = read_number_cvar(cvar.c_str(), p.type == TOPOAR_PARAM_SIZE);

@@ -1,4 +1,5 @@
 #include "config/params.hpp"
+#include "config/params.h"
 
 #include <cerrno>
 #include <climits>
@@ -12,6 +13,12 @@
 #include "decide/decision.hpp"
 #include "config/engine_config.hpp"
 #include "topology/device_topology.hpp"
+
+// coll_topoar_cuda_library's default: where the build installs the CUDA
+// library (common/Makefile.am defines it as the glue is built alike).
+#ifndef TOPOAR_CUDA_LIBRARY
+#error "TOPOAR_CUDA_LIBRARY: the CUDA library's installed path (common/Makefile.am sets it)"
+#endif
 
 namespace topoar {
 
@@ -52,6 +59,10 @@ Status parse_algorithm(const std::string& v, Algorithm* out) {
     return Status::ok();
 }
 
+// coll_topoar_cuda_aware_mpi's values, by number (TOPOAR_CUDA_AWARE_* in
+// ompi_coll_topoar/coll_topoar.h).
+const char* const kCudaAwareKeywords[] = {"never", "auto", "always", nullptr};
+
 std::vector<ParamInfo> make_table() {
     using T = ParamType;
     const std::string order = algorithm_names(model_candidates());
@@ -61,8 +72,9 @@ std::vector<ParamInfo> make_table() {
             aliases += std::string(aliases.empty() ? " Deprecated names: " : ", ") + algorithm_info(a).alias +
                        " (now " + algorithm_name(a) + ")";
     if (!aliases.empty()) aliases += ".";
-    // Rows in ompi_info's order.  Types, defaults, levels and help texts
-    // are what users see; keep them stable.
+    // Rows in ompi_info's order: the engine's, then the glue's own.
+    // Types, defaults, levels and help texts are what users see; keep them
+    // stable.
     return {
         {"allreduce_algorithm", T::algorithm, "auto", 5, true, false, true,
          [](const std::string& v, EngineConfig* c) { return parse_algorithm(v, &c->algorithm); },
@@ -229,6 +241,52 @@ std::vector<ParamInfo> make_table() {
          "Pipelining unit in bytes planners build into their rounds for device buffers (0: none); the "
          "device executor launches one NCCL group per round, so it is larger than coll_topoar_pipeline_size "
          "(the device cost model: docs/cost-model.md, Device data). Must be the same on all ranks."},
+
+        // The glue's own (ompi_coll_topoar/coll_topoar_component.c stores
+        // them): not the engine's, registered by the same walk.
+        {"priority", T::integer, "50", 6, false, false, true, nullptr,
+         "Priority of the topoar coll component (it only provides MPI_Allreduce); negative: not used. "
+         "Settable through MPI_T at run time: applies to communicators created afterwards "
+         "(topoar_tune --compare --previous uses this to measure the module topoar hands calls to).",
+         true, ParamScope::all},
+        {"verbose", T::integer, "0", 9, false, false, false, nullptr,
+         "Verbosity: 1 set-up problems and fallbacks, 10 discovered topology (rank 0), "
+         "20 chosen algorithm per call size class, 50 every call",
+         true, ParamScope::local},
+        {"cuda", T::boolean, "1", 4, false, false, false, nullptr,
+         "GPU path: load the topoar CUDA library at start-up and take MPI_Allreduce calls on device "
+         "buffers (NCCL, or staging through pinned host memory). Off, or without a library, driver or "
+         "device: device pointers are not detected (as in a host-only build).",
+         true, ParamScope::readonly},
+        {"cuda_library", T::string, TOPOAR_CUDA_LIBRARY, 6, false, false, false, nullptr,
+         "The topoar CUDA library the GPU path loads (built with --with-cuda)", true, ParamScope::readonly},
+        {"nccl", T::boolean, "1", 5, false, false, false, nullptr,
+         "Device buffers: run topoar's plans over NCCL (one NCCL communicator per MPI communicator, made "
+         "at the first device call); 0 stages device data through pinned host memory and the MPI "
+         "transport. Must be the same on all ranks.",
+         true, ParamScope::all},
+        {"nccl_max_comms", T::integer, "16", 6, false, false, false, nullptr,
+         "At most this many NCCL communicators per process (each holds device memory; nccl_hier's per-host "
+         "ones count too); communicators beyond stage device data through the host, and nccl_hier without "
+         "room for its per-host one runs the built-in plan",
+         true, ParamScope::all},
+        {"check_mem_type", T::boolean, "0", 5, false, false, false, nullptr,
+         "Verify on every call that all ranks pass buffers in the same memory type (host or device), "
+         "at the cost of one small allreduce per call; disagreeing calls are staged. Off: assumed, as "
+         "with any CUDA-aware MPI.",
+         true, ParamScope::all},
+        {"mem_type_cache", T::boolean, "1", 6, false, false, false, nullptr,
+         "Remember the last few pointers found to be host memory (exact addresses), so that a program "
+         "passing the same host buffers again pays no pointer query. Sound under unified addressing "
+         "except when a host buffer is unmapped and a device allocation then starts at exactly its "
+         "address (docs/gpu.md); 0 asks the driver on every call.",
+         true, ParamScope::readonly},
+        {"cuda_aware_mpi", T::keyword, "auto", 5, false, false, false, nullptr,
+         "Device buffers of the calls topoar hands to the previous module: auto gives them unstaged when "
+         "the MPI library reports CUDA support (MPIX_Query_cuda_support, asked once when the component "
+         "opens), never always stages them through pinned host memory, always gives them unstaged "
+         "without asking. Must be the same on all ranks.",
+         true, ParamScope::all, kCudaAwareKeywords},
     };
 }
 
@@ -248,6 +306,15 @@ const std::vector<ParamInfo>& param_table() {
     return table;
 }
 
+std::size_t engine_param_count() {
+    static const std::size_t n = [] {
+        std::size_t k = 0;
+        while (k < param_table().size() && !param_table()[k].glue_only) ++k;
+        return k;
+    }();
+    return n;
+}
+
 const ParamInfo* find_param(const std::string& name) {
     for (const ParamInfo& p : param_table())
         if (name == p.name) return &p;
@@ -265,6 +332,7 @@ EngineConfig::EngineConfig() {
 Status set_param(EngineConfig* cfg, const std::string& name, const std::string& value) {
     const ParamInfo* p = find_param(name);
     if (!p) return Status::invalid("coll_topoar_" + excerpt(name) + ": no such engine parameter");
+    if (p->glue_only) return Status::ok();  // the glue's own: nothing of the engine's
     // "" (an unset string variable) keeps the default.
     const std::string v = value.empty() ? p->default_value : value;
     if (v.empty()) return p->names_file ? p->parse(v, cfg) : Status::ok();  // no file / built-in link
@@ -334,3 +402,22 @@ double default_gpu_model_overhead() {
 }
 
 }  // namespace topoar
+
+// The C view of the rows' glue fields (config/params.h); no exception
+// leaves it.
+extern "C" int topoar_param_glue(int index, topoar_param_glue_t* out) {
+    static_assert(TOPOAR_PARAM_KEYWORD == static_cast<int>(topoar::ParamType::keyword), "C and C++ types differ");
+    static_assert(TOPOAR_PARAM_SCOPE_READONLY == static_cast<int>(topoar::ParamScope::readonly),
+                  "C and C++ scopes differ");
+    try {
+        const auto& t = topoar::param_table();
+        if (index < 0 || index >= static_cast<int>(t.size())) return 1;
+        const topoar::ParamInfo& p = t[static_cast<std::size_t>(index)];
+        out->glue_only = p.glue_only ? 1 : 0;
+        out->scope = static_cast<int>(p.scope);
+        out->keywords = p.keywords;
+        return 0;
+    } catch (...) {
+        return 1;
+    }
+}

@@ -1,14 +1,18 @@
 // topoar engine: its parameters — one table.
 //
-// Each row is one coll_topoar_NAME MCA variable the engine reads: its name,
-// type, default, ompi_info level, whether every rank must have the same
-// value (it decides which messages pair up), the parser that stores a value
-// into EngineConfig, and the help text.  The glue registers the MCA
-// variables by walking this table (topoar_param_count/_info in
-// topoar_engine.h) and hands the values back by name as text
-// (topoar_config_t); EngineConfig{} starts from the same defaults, so a
-// default is written once, here.  Glue-only variables (priority, verbose,
-// the GPU path's) are registered by the glue itself.
+// Each row is one coll_topoar_NAME MCA variable: its name, type, default,
+// ompi_info level, whether every rank must have the same value (it decides
+// which messages pair up), the parser that stores a value into
+// EngineConfig, and the help text.  The glue registers every MCA variable
+// by walking this table (topoar_param_count/_info in topoar_engine.h, and
+// topoar_param_glue in config/params.h for the scope, the keywords and
+// whether a row is the glue's own) and hands the engine's values back by
+// name as text (topoar_config_t); EngineConfig{} starts from the same
+// defaults, so a name, default and help text are written once, here.
+// The engine's rows come first (at most TOPOAR_PARAM_MAX: their index is
+// their slot in the set-up fingerprints), then the glue's own (priority,
+// verbose, the GPU path's): registered by the same walk, stored by the
+// glue, never handed to the engine.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +34,15 @@ enum class ParamType : int {
     boolean = 2,
     string = 3,
     algorithm = 4,  // an algorithm of algorithm.hpp; an MCA enum of its names
+    keyword = 5,    // an int MCA enum of ParamInfo::keywords (value: the index)
+};
+
+// Where an MCA variable may be set (MCA_BASE_VAR_SCOPE_*); values match
+// TOPOAR_PARAM_SCOPE_* in config/params.h.
+enum class ParamScope : int {
+    all = 0,       // anywhere, MPI_T included, and may differ between processes
+    local = 1,     // this process only
+    readonly = 2,  // fixed once the component is registered
 };
 
 struct ParamInfo {
@@ -43,13 +56,23 @@ struct ParamInfo {
     // Parses `value` into cfg; an error without the parameter's name.
     Status (*parse)(const std::string& value, EngineConfig* cfg);
     std::string help;
+    // The glue's own (priority, verbose, the GPU path's): registered by the
+    // same walk, not handed to the engine (no parse; set_param ignores it,
+    // EngineConfig has no field for it).  Only after the engine's rows.
+    bool glue_only = false;
+    ParamScope scope = ParamScope::all;
+    // ParamType::keyword: the names of the values 0, 1, ..., then nullptr.
+    const char* const* keywords = nullptr;
 };
+
+// The number of leading rows that are the engine's (the rest are the glue's).
+std::size_t engine_param_count();
 
 const std::vector<ParamInfo>& param_table();
 const ParamInfo* find_param(const std::string& name);  // nullptr if not in the table
 
 // Parses one value into cfg ("" keeps the default); errors read
-// "coll_topoar_NAME 'VALUE': why".
+// "coll_topoar_NAME 'VALUE': why".  A glue-only row sets nothing.
 Status set_param(EngineConfig* cfg, const std::string& name, const std::string& value);
 
 // The value's fingerprint for the set-up agreement: the text, and for a

@@ -21,6 +21,7 @@
 #include "model/default_table.hpp"
 #include "plan_check.hpp"
 #include "planners/planners.hpp"
+#include "config/params.h"
 #include "topoar_engine.h"
 
 // cmocka last: its macros (fail, ...) clash with the C++ headers.
@@ -194,15 +195,43 @@ static void test_algorithm_table(void** state) {
 static void test_param_table(void** state) {
     (void)state;
     const auto& t = param_table();
-    assert_true(t.size() <= 32);  // TOPOAR_PARAM_MAX
+    // The engine's rows first (their index is their fingerprint slot, at
+    // most TOPOAR_PARAM_MAX), then the glue's own, which the engine never
+    // parses nor compares.
+    const std::size_t engine_rows = engine_param_count();
+    assert_true(engine_rows > 0 && engine_rows <= TOPOAR_PARAM_MAX);
+    std::size_t glue_rows = 0;
     for (std::size_t i = 0; i < t.size(); ++i) {
         assert_true(find_param(t[i].name) == &t[i]);
         assert_true(t[i].level >= 1 && t[i].level <= 9);
         assert_false(t[i].help.empty());
+        assert_int_equal(t[i].glue_only, i >= engine_rows);
+        topoar_param_glue_t g;
+        assert_int_equal(topoar_param_glue(static_cast<int>(i), &g), TOPOAR_OK);
+        assert_int_equal(g.glue_only, t[i].glue_only ? 1 : 0);
+        assert_int_equal(g.scope, static_cast<int>(t[i].scope));
+        if (t[i].glue_only) {
+            ++glue_rows;
+            assert_null(t[i].parse);
+            assert_false(t[i].must_agree);
+        } else {
+            assert_non_null(t[i].parse);
+            assert_int_equal(static_cast<int>(t[i].scope), static_cast<int>(ParamScope::all));
+        }
+        // A keyword row's default is one of its keywords.
+        assert_int_equal(t[i].type == ParamType::keyword, t[i].keywords != nullptr);
+        bool known = t[i].type != ParamType::keyword;
+        for (int k = 0; t[i].keywords && t[i].keywords[k]; ++k)
+            known = known || std::strcmp(t[i].keywords[k], t[i].default_value) == 0;
+        assert_true(known);
         EngineConfig c;
         Status s = set_param(&c, t[i].name, t[i].default_value);
         if (!s) fail_msg("%s: default '%s': %s", t[i].name, t[i].default_value, s.message().c_str());
     }
+    // priority, verbose and the GPU path's seven.
+    assert_int_equal(glue_rows, 9);
+    assert_true(find_param("priority")->glue_only && find_param("cuda_aware_mpi")->glue_only);
+    assert_int_not_equal(topoar_param_glue(static_cast<int>(t.size()), nullptr), TOPOAR_OK);
     EngineConfig c;
     assert_int_equal(c.segment_size, 32768);
     assert_int_equal(c.pipeline_size, 32768);

@@ -1,0 +1,223 @@
+#include "engine/selection.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "model/device_model.hpp"
+
+namespace topoar {
+
+const char* origin_name(Origin o) {
+    switch (o) {
+    case Origin::forced: return "forced";
+    case Origin::rule: return "rule";
+    case Origin::model: return "cost model";
+    case Origin::builtin: return "default";
+    case Origin::hand_down: return "hand down";
+    case Origin::measured: return "measured";
+    }
+    return "?";
+}
+
+PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem) {
+    PlanOptions o;
+    const std::size_t unit = mem == MemType::cuda ? cfg.gpu_model.pipeline_bytes : cfg.pipeline_size;
+    o.pipeline_elems = unit ? std::max<std::size_t>(1, unit / elem_size) : 0;
+    o.num_trees = cfg.num_trees;
+    o.factors = cfg.hring_factors;
+    // nccl_hier's shards across hosts: the built-in choice's threshold.
+    o.hier_small_elems = cfg.small_msg_size / elem_size;
+    return o;
+}
+
+DefaultTableOptions table_options(const EngineConfig& cfg) {
+    DefaultTableOptions o;
+    o.elem_size = 4;  // float, the common case; plans differ by rounding only
+    o.plan = plan_options(cfg, o.elem_size);
+    o.model.segment_bytes = cfg.segment_size;
+    o.model.overhead = cfg.model_overhead;
+    o.min_gain = cfg.model_margin;
+    // Sizes 8 B, 32 B, ... 2 MiB: by 2 MiB every plan is deep in the
+    // bandwidth regime (the ranking holds above, default_table.hpp), and
+    // the larger sizes would cost most of the set-up time.
+    o.max_bytes = std::size_t(2) << 20;
+    return o;
+}
+
+Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io) {
+    size_ = size;
+    shape_ = shape;
+    // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
+    if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
+    TOPOAR_TRY(build_model_table(topo));
+    contest_io_ = contest_io;
+    trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
+    ready_ = true;
+    return Status::ok();
+}
+
+Status Selection::rebuild(const Topology& topo) {
+    TOPOAR_TRY(build_model_table(topo));
+    device_table_ = DecisionTable();
+    device_table_tried_ = false;
+    trials_.reset();  // the table may rank small messages differently now
+    return Status::ok();
+}
+
+// auto's default table.  A pure function of the topology and the
+// configuration, which every rank has alike: no communication needed.
+// Not for one host when auto hands those down anyway.
+Status Selection::build_model_table(const Topology& topo) {
+    if (cfg_.algorithm == Algorithm::automatic && cfg_.model_table && size_ > 1 &&
+        !(cfg_.single_node_fallback && shape_.nodes <= 1)) {
+        auto t0 = std::chrono::steady_clock::now();
+        TOPOAR_TRY(build_default_table_cached(topo, table_options(cfg_), &model_table_, &model_report_,
+                                              &model_table_cached_));
+        model_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return Status::ok();
+}
+
+void Selection::build_device_table(const Topology& topo) {
+    device_table_tried_ = true;
+    if (cfg_.algorithm != Algorithm::automatic || !cfg_.model_table || size_ < 2 || shape_.nodes <= 1) return;
+    // A failure leaves the table empty: the built-in choice then decides,
+    // identically on every rank (the inputs are the same everywhere).
+    if (!build_device_default_table(topo, table_options(cfg_), cfg_.gpu_model, &device_table_))
+        device_table_ = DecisionTable{};
+}
+
+// Built-in default across hosts: the latency algorithm (node leaders) for
+// small messages, aggregation trees above; both measured best on the
+// emulated clusters of docs/performance.md.
+Algorithm Selection::builtin_choice(std::size_t bytes) const {
+    return bytes <= cfg_.small_msg_size ? Algorithm::leader : Algorithm::tree;
+}
+
+Decision Selection::decide(std::size_t bytes, MemType mem) const {
+    Decision d;
+    if (cfg_.algorithm != Algorithm::automatic) {
+        d.algorithm = cfg_.algorithm;
+        d.origin = Origin::forced;
+        return d;
+    }
+    Choice c = rules_.lookup(bytes, shape_, mem);
+    if (c.matched()) {
+        d.origin = Origin::rule;
+        d.rule = c.origin;
+    } else {
+        c = model_table_.lookup(bytes, shape_, mem);
+        d.origin = Origin::model;
+    }
+    if (c.matched()) {
+        d.algorithm = c.algorithm;
+        d.has_segment = c.has_segment;
+        d.segment_bytes = c.segment_bytes;
+        return d;
+    }
+    // Host buffers on one host go to the previous module (tuned's
+    // shared-memory algorithms); device buffers cannot go there unstaged:
+    // within one host they get NCCL's own allreduce (its NVLink/PCIe rings
+    // and trees are what a topology plan would build there).
+    if (ready_ && shape_.nodes <= 1 && mem == MemType::host &&
+        one_host_hands_down(cfg_.algorithm, cfg_.single_node_fallback)) {
+        d.origin = Origin::hand_down;
+        return d;
+    }
+    if (ready_ && shape_.nodes <= 1 && mem == MemType::cuda) {
+        d.algorithm = Algorithm::nccl;
+        d.origin = Origin::builtin;
+        return d;
+    }
+    if (mem == MemType::cuda) {
+        c = device_table_.lookup(bytes, shape_, mem);
+        if (c.matched()) {
+            d.algorithm = c.algorithm;
+            d.origin = Origin::model;
+            d.has_segment = c.has_segment;
+            d.segment_bytes = c.segment_bytes;
+            return d;
+        }
+    }
+    d.algorithm = builtin_choice(bytes);
+    d.origin = Origin::builtin;
+    return d;
+}
+
+bool Selection::contested(std::size_t bytes, MemType mem, const Decision& d) const {
+    return (d.origin == Origin::model || d.origin == Origin::builtin) && mem == MemType::host && contest_io_ &&
+           shape_.nodes > 1 && size_ > 1 && trials_.covers(bytes) && !algorithm_info(d.algorithm).device_only;
+}
+
+Algorithm Selection::untimed_choice(std::size_t bytes, MemType mem, const Decision& d, bool* measured) const {
+    *measured = false;
+    if (!contested(bytes, mem, d)) return d.algorithm;
+    const int cls = SizeTrials::size_class(bytes);
+    const int w = trials_.winner(cls);
+    if (w <= 0 || trials_.contenders(cls)[static_cast<std::size_t>(w)].hand_down) return d.algorithm;
+    *measured = true;
+    return trials_.contenders(cls)[static_cast<std::size_t>(w)].algorithm;
+}
+
+SizeTrials::Turn Selection::contest_turn(std::size_t bytes, MemType mem, const Decision& d, const PairCaps& pair) {
+    // auto's own choice for a small host call across hosts (not a rule's,
+    // not a forced one): a contest of its size class decides
+    // (decide/trials.hpp).  Every rank takes the same turn.
+    if (!contested(bytes, mem, d)) return SizeTrials::Turn{};
+    // Read only when the class is new (no allocation per call).
+    const Contender who[3] = {{false, d.algorithm}, {true, Algorithm::automatic}, {false, Algorithm::leader}};
+    SizeTrials::Turn t = trials_.next(bytes, who, d.algorithm == Algorithm::leader ? 2 : 3);
+    if (t.who.hand_down && pair.previous_differs) {
+        // Correctness before speed: the class's first contender (the
+        // table's choice) runs it, and a timed turn counts as its own.
+        t.index = 0;
+        t.who = trials_.contenders(t.cls)[0];
+    }
+    return t;
+}
+
+Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice) {
+    if (t.cls < 0 || t.decided) return Status::ok();
+    trials_.record(t, seconds);
+    if (!t.agree) return Status::ok();
+    // Every rank's numbers, gathered and summed: the same on every rank,
+    // so the same contenders dropped and the same winner.  Medians after
+    // an earlier round (to drop clear losers), means after the last.
+    const std::vector<double> mine = t.last ? trials_.means(t.cls) : trials_.medians(t.cls);
+    const std::size_t n = mine.size();
+    std::vector<double> all(n * static_cast<std::size_t>(size_), 0.0);
+    TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(double), all.data()));
+    std::vector<double> pooled(n, 0.0);
+    for (int r = 0; r < size_; ++r)
+        for (std::size_t i = 0; i < n; ++i) pooled[i] += all[static_cast<std::size_t>(r) * n + i];
+    const std::vector<Contender> who = trials_.contenders(t.cls);
+    std::vector<bool> was_in(n);
+    for (std::size_t i = 0; i < n; ++i) was_in[i] = trials_.active(t.cls, static_cast<int>(i));
+    const int w = t.last ? trials_.settle(t.cls, pooled) : trials_.prune(t.cls, pooled);
+    if (w < 0) return Status::ok();  // several still in: the contest goes on
+    std::ostringstream os;
+    os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
+       << ": measured per call (" << (t.last ? "mean of " + std::to_string(trials_.samples()) + " calls"
+                                             : std::string("median of the calls so far"))
+       << " and of the ranks)";
+    bool first = true;
+    for (std::size_t i = 0; i < n && i < who.size(); ++i) {
+        if (!was_in[i]) continue;  // dropped in an earlier round
+        os << (first ? " " : ", ") << contender_name(who[i]);
+        first = false;
+        if (std::isfinite(pooled[i]))
+            os << " " << pooled[i] / size_ * 1e6 << " us";
+        else
+            os << " not run (its result could differ for every call of this size)";
+    }
+    os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on"
+       << (w == 0 ? " (auto's table's choice)" : "") << (t.last ? "" : " (the others more than 50 % slower)")
+       << "\n";
+    *notice += os.str();
+    return Status::ok();
+}
+
+}  // namespace topoar

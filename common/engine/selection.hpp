@@ -1,0 +1,146 @@
+// topoar engine: selection -- which algorithm a call of a size runs.
+//
+// Built at set-up from the topology, the configuration and the
+// communicator's shape: the rules file, auto's cost-model table (and, at
+// the first device call, its device table), the built-in choice, and
+// auto's small-message contest (decide/trials.hpp).  It answers decide()
+// for a (size, memory type) and a call's turn of the contest, and pools
+// the ranks' contest times when a round ends.  Knows nothing of plans or
+// of running a call; testable alone (tests/unit/test_selection.cpp).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "config/engine_config.hpp"
+#include "core/algorithm.hpp"
+#include "decide/decision.hpp"
+#include "decide/route.hpp"
+#include "decide/trials.hpp"
+#include "engine/network_setup.hpp"
+#include "model/default_table.hpp"
+#include "planners/planners.hpp"
+#include "status.hpp"
+#include "topology/topology.hpp"
+
+namespace topoar {
+
+// Where the algorithm of a call came from (first that applies).
+enum class Origin : int {
+    forced = 0,     // coll_topoar_allreduce_algorithm names one
+    rule = 1,       // a rule of the rules file matched
+    model = 2,      // the cost-model table built at set-up
+    builtin = 3,    // nothing else decided: the fixed built-in choice
+    hand_down = 4,  // auto hands the call to the previous module
+    measured = 5,   // small messages: the contender the ranks measured
+                    // fastest (decide/trials.hpp) instead of the table's
+};
+const char* origin_name(Origin o);  // "forced", "rule", "cost model", "default", "hand down", "measured"
+
+// decide()'s answer for one (size, memory type).
+struct Decision {
+    Algorithm algorithm = Algorithm::automatic;
+    Origin origin = Origin::builtin;
+    bool has_segment = false;        // the rule set a segment size
+    std::size_t segment_bytes = 0;
+    const char* rule = nullptr;      // Origin::rule: the rule's "file:line"
+};
+
+// The options an engine with `cfg` plans with for elements of elem_size
+// bytes (plans themselves: make_plan, planners/planners.hpp).  Tools and
+// tests plan exactly what runs with these.
+// mem: the pipelining unit of host buffers (pipeline_size) or of device
+// buffers (gpu_pipeline_size).
+PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem = MemType::host);
+// The options set-up builds the cost-model table with (tools print the same
+// one).
+DefaultTableOptions table_options(const EngineConfig& cfg);
+
+class Selection {
+public:
+    explicit Selection(EngineConfig cfg) : cfg_(std::move(cfg)) {}
+    // Reads the rules file (every rank reads the same one; a bad one fails:
+    // "file:line: ...") and builds auto's cost-model table for `topo`, a
+    // communicator of `size` ranks and `shape`.  contest_io: the ranks can
+    // pool contest times (set-up had an allgather); without it no contest
+    // runs.  Before it (or after it failed) decide() still answers, from
+    // the configuration alone.
+    Status setup(const Topology& topo, int size, const CommShape& shape, bool contest_io);
+    // The links were measured again (online adaptation): the cost-model
+    // table is built again for `topo`, the device table on its next use,
+    // and the contests start over (the table may rank small messages
+    // differently now).  The rules and the shape stay.
+    Status rebuild(const Topology& topo);
+    // Before a device call: builds the device table once (host-only
+    // programs never pay for it; every rank builds the same one from the
+    // same data, no communication).
+    void prepare_device(const Topology& topo) {
+        if (!device_table_tried_) build_device_table(topo);
+    }
+
+    // Selection order: the forced algorithm (Origin::forced), else the
+    // first matching rule of the rules file (Origin::rule, maybe with a
+    // segment size), else the cost-model table built at set-up
+    // (Origin::model), else the built-in default (Origin::builtin).  Host
+    // calls of auto on a one-host communicator that nothing but the
+    // built-in default claims are handed down (Origin::hand_down).
+    Decision decide(std::size_t bytes, MemType mem) const;
+    // Built-in default across hosts: the latency algorithm (node leaders)
+    // for small messages, aggregation trees above.
+    Algorithm builtin_choice(std::size_t bytes) const;
+
+    // auto's own choice `d` for a call of `bytes` on `mem` (not a rule's,
+    // not a forced one) for a small host call across hosts: this call's
+    // turn of its size class's contest (cls < 0: no contest).  Every rank
+    // takes the same turn.  pair.previous_differs: the previous module's
+    // result could differ from topoar's, so it takes no turn (the table's
+    // choice runs it, and a timed turn counts as its own).
+    SizeTrials::Turn contest_turn(std::size_t bytes, MemType mem, const Decision& d, const PairCaps& pair);
+    // A nonblocking call (never timed, CallKind::nonblocking): the class's
+    // winner if it is one of topoar's plans (*measured set), else d's
+    // algorithm; the contest's turns are not touched.
+    Algorithm untimed_choice(std::size_t bytes, MemType mem, const Decision& d, bool* measured) const;
+    // A turn of the contest took `seconds` on this rank (t from
+    // contest_turn, undecided; handed down or run).  Collective at the
+    // class's rounds' last turns, which every rank reaches at the same
+    // call: one allgather over io of the medians (or means after the last
+    // round), summed, so every rank drops the same contenders and settles
+    // on the same winner.  A decided class appends a line to *notice.
+    Status note_trial(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice);
+
+    const DecisionTable& rules() const { return rules_; }
+    // The cost-model table and what its construction predicted (empty when
+    // not built: forced algorithm, model_table off, one host, one rank,
+    // or above the table's rank limit).
+    const DecisionTable& model_table() const { return model_table_; }
+    const DecisionTable& device_table() const { return device_table_; }
+    const DefaultTableReport& model_report() const { return model_report_; }
+    double model_setup_seconds() const { return model_seconds_; }
+    bool model_table_cached() const { return model_table_cached_; }
+    const CommShape& shape() const { return shape_; }
+    const SizeTrials& trials() const { return trials_; }
+
+private:
+    // A host call of auto's own choice across hosts within the contests' sizes.
+    bool contested(std::size_t bytes, MemType mem, const Decision& d) const;
+    Status build_model_table(const Topology& topo);
+    void build_device_table(const Topology& topo);
+
+    EngineConfig cfg_;
+    int size_ = 0;
+    bool ready_ = false;  // set up: decide() may hand down / use NCCL on one host
+    CommShape shape_;
+    DecisionTable rules_;
+    DecisionTable model_table_;
+    DefaultTableReport model_report_;
+    double model_seconds_ = 0;
+    bool model_table_cached_ = false;
+    // auto's table for device buffers across hosts (model/device_model.hpp).
+    DecisionTable device_table_;
+    bool device_table_tried_ = false;
+    SizeTrials trials_;            // auto's small-message contests
+    bool contest_io_ = false;      // set up with I/O: contests can agree
+};
+
+}  // namespace topoar
