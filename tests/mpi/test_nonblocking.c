@@ -79,6 +79,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
+
 /* Persistent allreduce: MPI 4.0's name (Open MPI 5 has it while still
  * saying MPI_VERSION 3), else Open MPI 4.1's pcollreq extension. */
 #if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
@@ -127,14 +129,6 @@ static void *xmalloc(size_t n)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return p;
-}
-
-static uint64_t smix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -221,36 +215,20 @@ typedef struct {
 
 static opdesc O[O_N];
 
-static void u_wsum(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    const unsigned *a = in;
-    unsigned *b = inout;
-    for (int i = 0; i < *len; i++) b[i] = a[i] + b[i];
-}
-
-/* MPI applies user ops as inout = in o inout, in holding lower ranks */
-static void u_first(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    memcpy(inout, in, (size_t)*len * sizeof(int));
-}
-
 static void init_ops(void)
 {
-    static const char *names[] = {"MPI_SUM", "MPI_PROD", "MPI_MIN", "MPI_MAX", "MPI_LAND", "MPI_LOR",
-                                  "MPI_LXOR", "MPI_BAND", "MPI_BOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC"};
-    MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
-                    MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
+    const char *names[TU_NPREDEFINED];
+    MPI_Op ops[TU_NPREDEFINED];
+    tu_predefined_ops(names, ops);
     for (int i = 0; i <= O_MAXLOC; i++) {
         O[i].name = names[i]; O[i].op = ops[i]; O[i].user = 0; O[i].commute = 1;
     }
     O[O_U_WSUM].name = "user_wsum(commute=1)";
     O[O_U_WSUM].user = 1; O[O_U_WSUM].commute = 1;
-    MPI_Op_create(u_wsum, 1, &O[O_U_WSUM].op);
+    MPI_Op_create(tu_u_wsum, 1, &O[O_U_WSUM].op);
     O[O_U_FIRST].name = "user_first(commute=0)";
     O[O_U_FIRST].user = 1; O[O_U_FIRST].commute = 0;
-    MPI_Op_create(u_first, 0, &O[O_U_FIRST].op);
+    MPI_Op_create(tu_u_first, 0, &O[O_U_FIRST].op);
 }
 
 /* is a predefined op valid on this type (MPI-3.1 5.9.2)? */
@@ -286,7 +264,7 @@ static uint64_t umask(uint64_t u, int bytes) { return bytes >= 8 ? u : u & ((1UL
 /* input element `i` of comm rank `rank` for a call whose data seed is `seed` */
 static val_t gen(const tdesc *t, int op, uint64_t seed, int rank, size_t i)
 {
-    uint64_t h = smix(seed ^ smix(((uint64_t)rank << 40) ^ (uint64_t)i));
+    uint64_t h = tu_smix(seed ^ tu_smix(((uint64_t)rank << 40) ^ (uint64_t)i));
     int sgn = t->kind != K_UINT && t->kind != K_BYTE && t->kind != K_BOOL;
     val_t v = {0, 0};
     switch (op) {
@@ -310,7 +288,7 @@ static val_t gen(const tdesc *t, int op, uint64_t seed, int rank, size_t i)
     case O_LOR: v.a = (h % 4) ? 0 : (int64_t)(h % 3) + 1; break;   /* mostly false */
     case O_LXOR: v.a = (h >> 4) & 1 ? (int64_t)(h % 3) + 1 : 0; break;
     case O_BAND: case O_BOR: case O_BXOR: {
-        uint64_t u = op == O_BAND ? (h | smix(h)) : op == O_BOR ? (h & smix(h)) : h;
+        uint64_t u = op == O_BAND ? (h | tu_smix(h)) : op == O_BOR ? (h & tu_smix(h)) : h;
         int bytes = t->size;
         v.a = sgn ? sext(u, bytes) : (int64_t)umask(u, bytes);
         break;
@@ -362,25 +340,11 @@ static val_t reference(const tdesc *t, int op, uint64_t seed, int n, size_t i)
     return acc;
 }
 
-static void store_int(char *p, int bytes, int64_t x)
-{
-    switch (bytes) {
-    case 1: { uint8_t v = (uint8_t)x; memcpy(p, &v, 1); break; }
-    case 2: { uint16_t v = (uint16_t)x; memcpy(p, &v, 2); break; }
-    case 4: { uint32_t v = (uint32_t)x; memcpy(p, &v, 4); break; }
-    default: { uint64_t v = (uint64_t)x; memcpy(p, &v, 8); break; }
-    }
-}
+static void store_int(char *p, int bytes, int64_t x) { tu_store_int(p, bytes, (uint64_t)x); }
 
 static int64_t load_int(const char *p, int bytes, int sgn)
 {
-    uint64_t u = 0;
-    switch (bytes) {
-    case 1: { uint8_t v; memcpy(&v, p, 1); u = v; break; }
-    case 2: { uint16_t v; memcpy(&v, p, 2); u = v; break; }
-    case 4: { uint32_t v; memcpy(&v, p, 4); u = v; break; }
-    default: memcpy(&u, p, 8); break;
-    }
+    uint64_t u = tu_load_uint(p, bytes);
     return sgn ? sext(u, bytes) : (int64_t)u;
 }
 
@@ -454,7 +418,7 @@ static void fmt(const tdesc *t, const char *p, val_t v, char *s, size_t n)
     }
 }
 
-static uint64_t hmix(uint64_t h, val_t v) { return smix(h ^ smix((uint64_t)v.a ^ smix((uint64_t)v.b))); }
+static uint64_t hmix(uint64_t h, val_t v) { return tu_smix(h ^ tu_smix((uint64_t)v.a ^ tu_smix((uint64_t)v.b))); }
 
 /* ------------------------------------------------------------------------ */
 /* MPI_T: topoar's counters for nonblocking and persistent calls             */
@@ -471,22 +435,12 @@ static struct {
     char missing[512];
 } pv;
 
+/* a counter bound to a communicator */
 static int find_pvar(const char *want, int *idx, MPI_Datatype *dt, int *cont)
 {
-    int num = 0;
-    if (MPI_T_pvar_get_num(&num) != MPI_SUCCESS) return 0;
-    for (int i = 0; i < num; i++) {
-        char name[256], desc[2048];
-        int nlen = sizeof(name), dlen = sizeof(desc), verb, cls, bind, ro, atomic;
-        MPI_T_enum e;
-        if (MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, dt, &e, desc, &dlen, &bind, &ro, cont, &atomic) ==
-                MPI_SUCCESS &&
-            strcmp(name, want) == 0 && cls == MPI_T_PVAR_CLASS_COUNTER && bind == MPI_T_BIND_MPI_COMM) {
-            *idx = i;
-            return 1;
-        }
-    }
-    return 0;
+    int cls, bind;
+    return tu_find_pvar(want, idx, dt, &cls, &bind, cont, NULL, NULL, 0) && cls == MPI_T_PVAR_CLASS_COUNTER &&
+           bind == MPI_T_BIND_MPI_COMM;
 }
 
 static void pv_init(void)
@@ -520,18 +474,6 @@ static void pv_finalize(void)
 {
     if (pv.sess_ok) MPI_T_pvar_session_free(&pv.sess);
     if (pv.inited) MPI_T_finalize();
-}
-
-static int read_counter(MPI_T_pvar_handle h, MPI_Datatype dt, unsigned long long *out)
-{
-    union { unsigned long long ull; unsigned long ul; unsigned u; char pad[64]; } b;
-    memset(&b, 0, sizeof(b));
-    if (MPI_T_pvar_read(pv.sess, h, &b) != MPI_SUCCESS) return 0;
-    if (dt == MPI_UNSIGNED_LONG_LONG) *out = b.ull;
-    else if (dt == MPI_UNSIGNED_LONG) *out = b.ul;
-    else if (dt == MPI_UNSIGNED) *out = b.u;
-    else return 0;
-    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -593,8 +535,9 @@ static void add_hash(cctx *c, uint64_t h)
 
 static void fail_msg(cctx *c, const char *fmtstr, const char *what)
 {
-    fprintf(stderr, "rank %d%s%.0d: FAIL mode=%s comm=%s: %s%s\n", world_rank, c->thread >= 0 ? " thread " : "",
-            c->thread >= 0 ? c->thread : 0, c->mode, c->name, fmtstr, what);
+    char th[32] = "";
+    if (c->thread >= 0) snprintf(th, sizeof(th), " thread %d", c->thread);
+    fprintf(stderr, "rank %d%s: FAIL mode=%s comm=%s: %s%s\n", world_rank, th, c->mode, c->name, fmtstr, what);
 }
 
 /* Every result identical on all ranks: the hashes gathered; then, with
@@ -631,7 +574,8 @@ static void cctx_finish(cctx *c)
     if (c->pv_ok) {
         for (int k = 0; k < KIND_NKINDS; k++) {
             unsigned long long h = 0, f = 0;
-            int ok = read_counter(c->h[k][0], pv.dt[k][0], &h) && read_counter(c->h[k][1], pv.dt[k][1], &f);
+            int ok = tu_read_counter(pv.sess, c->h[k][0], pv.dt[k][0], &h) &&
+                     tu_read_counter(pv.sess, c->h[k][1], pv.dt[k][1], &f);
             long may = c->either[k] + c->zero[k];
             int kbad = !ok || (long long)h < c->must_h[k] || (long long)f < c->must_f[k] ||
                        (long long)(h + f) > c->must_h[k] + c->must_f[k] + may;
@@ -720,6 +664,7 @@ typedef struct {
     size_t bytes;
     uint64_t seed; /* of the data of the current start */
     long start_no; /* persistent: which start */
+    int started;   /* started without an error: to be checked when complete */
     MPI_Request req;
 } slot_t;
 
@@ -854,9 +799,9 @@ static int complete(MPI_Request *reqs, int n, int how, int order, uint64_t seed,
         done[i] = 0;
     }
     if (order == ORD_SHARED_RANDOM || order == ORD_RANK_RANDOM) {
-        uint64_t s = smix(seed ^ (order == ORD_RANK_RANDOM ? (uint64_t)rank * 0x1234567ULL : 0));
+        uint64_t s = tu_smix(seed ^ (order == ORD_RANK_RANDOM ? (uint64_t)rank * 0x1234567ULL : 0));
         for (int i = n - 1; i > 0; i--) {
-            s = smix(s);
+            s = tu_smix(s);
             int j = (int)(s % (uint64_t)(i + 1)), x = perm[i];
             perm[i] = perm[j]; perm[j] = x;
         }
@@ -911,7 +856,7 @@ static void blocking_between(cctx *c, long batch)
     case_t cs = {T_INT, O_SUM, (size_t)(5 + batch % 7), (int)(batch % 2)};
     slot_t sl;
     slot_alloc(&sl, &cs, S_BLOCK);
-    slot_fill(c, &sl, smix(opt_seed ^ 0xb10cULL ^ (uint64_t)batch));
+    slot_fill(c, &sl, tu_smix(opt_seed ^ 0xb10cULL ^ (uint64_t)batch));
     int rc = MPI_Allreduce(slot_sbuf(&sl), sl.r, (int)cs.count, T[cs.t].dt, O[cs.op].op, c->comm);
     if (rc != MPI_SUCCESS) mpi_fail(c, &sl, "MPI_Allreduce", rc);
     else slot_check(c, &sl);
@@ -965,6 +910,7 @@ static int start_nb(cctx *c, slot_t *sl)
         mpi_fail(c, sl, "MPI_Iallreduce", rc);
         sl->req = MPI_REQUEST_NULL;
     }
+    sl->started = rc == MPI_SUCCESS;
     return rc;
 }
 
@@ -998,12 +944,40 @@ static void report_completion(cctx *c, const char *how, int rc)
     }
 }
 
+/* Completes the started calls of slots[0..n) and the Ibcast (if on) by
+ * the method and order `step` selects, then checks each call on its
+ * communicator (owners[j], or c).  Persistent requests stay allocated in
+ * slots[j].req.  Returns the completion's MPI error code. */
+static int complete_batch(cctx *c, slot_t *slots, cctx *const *owners, int n, ibcast_t *ib, long step,
+                          uint64_t seed)
+{
+    MPI_Request reqs[MAX_SLOTS + 1];
+    int nr = 0, idx[MAX_SLOTS];
+    for (int j = 0; j < n; j++)
+        if (slots[j].started) {
+            idx[nr] = j;
+            reqs[nr++] = slots[j].req;
+        }
+    int ns = nr;
+    if (ib && ib->on) reqs[nr++] = ib->req;
+    int how = (int)(step % C_N), order = (int)((step / C_N) % ORD_N);
+    int rc = complete(reqs, nr, how, order, seed ^ (uint64_t)step, c->rank);
+    report_completion(c, cname[how], rc);
+    for (int k = 0; k < ns; k++) {
+        slot_t *sl = &slots[idx[k]];
+        sl->req = reqs[k];
+        sl->started = 0;
+        if (rc == MPI_SUCCESS) slot_check(owners ? owners[idx[k]] : c, sl);
+    }
+    if (ib && rc == MPI_SUCCESS) ibcast_check(c, ib, step);
+    return rc;
+}
+
 /* Nonblocking mode on one communicator: every case of cl, in batches. */
 static void run_nonblocking(cctx *c, const caselist *cl, uint64_t phase_seed)
 {
     case_t cases[MAX_SLOTS];
     slot_t slots[MAX_SLOTS];
-    MPI_Request reqs[MAX_SLOTS + 1];
     long nth = 0;
     int pos = 0;
     for (long batch = 0; pos < cl->n; batch++) {
@@ -1011,24 +985,15 @@ static void run_nonblocking(cctx *c, const caselist *cl, uint64_t phase_seed)
         ibcast_t ib = {0};
         for (int j = 0; j < n; j++) {
             slot_alloc(&slots[j], &cases[j], S_NB);
-            slot_fill(c, &slots[j], smix(phase_seed ^ ((uint64_t)batch << 8) ^ (uint64_t)j));
+            slot_fill(c, &slots[j], tu_smix(phase_seed ^ ((uint64_t)batch << 8) ^ (uint64_t)j));
         }
         for (int j = 0; j < n; j++) {
             if (opt_expect) classify(c, &slots[j], nth++);
             start_nb(c, &slots[j]);
             between(c, batch, j, &ib);
         }
-        for (int j = 0; j < n; j++) reqs[j] = slots[j].req;
-        int nr = n;
-        if (ib.on) reqs[nr++] = ib.req;
-        int how = (int)(batch % C_N), order = (int)((batch / C_N) % ORD_N);
-        int rc = complete(reqs, nr, how, order, phase_seed ^ (uint64_t)batch, c->rank);
-        report_completion(c, cname[how], rc);
-        for (int j = 0; j < n; j++) {
-            if (rc == MPI_SUCCESS) slot_check(c, &slots[j]);
-            slot_free(&slots[j]);
-        }
-        if (rc == MPI_SUCCESS) ibcast_check(c, &ib, batch);
+        complete_batch(c, slots, NULL, n, &ib, batch, phase_seed);
+        for (int j = 0; j < n; j++) slot_free(&slots[j]);
     }
 }
 
@@ -1052,6 +1017,35 @@ static void free_persistent(cctx *c, slot_t *sl)
     }
 }
 
+/* Starts the initialised requests of slots[0..n) (an init that failed left
+ * a null request: skipped): one by one with MPI_Start, `between` after
+ * each (ib not NULL), or all at once with MPI_Startall. */
+static void start_persistent(cctx *c, slot_t *slots, int n, int all, long step, ibcast_t *ib, long *nth)
+{
+    MPI_Request live[MAX_SLOTS];
+    int idx[MAX_SLOTS], m = 0;
+    for (int j = 0; j < n; j++) {
+        if (slots[j].req != MPI_REQUEST_NULL) {
+            if (opt_expect) classify(c, &slots[j], (*nth)++);
+            if (all) {
+                idx[m] = j;
+                live[m++] = slots[j].req;
+            } else {
+                int rc = MPI_Start(&slots[j].req);
+                if (rc != MPI_SUCCESS) mpi_fail(c, &slots[j], "MPI_Start", rc);
+                slots[j].started = rc == MPI_SUCCESS;
+            }
+        }
+        if (!all && ib) between(c, step, j, ib);
+    }
+    if (all) {
+        int rc = MPI_Startall(m, live); /* takes no null requests */
+        if (rc != MPI_SUCCESS) mpi_fail(c, NULL, "MPI_Startall", rc);
+        for (int k = 0; k < m; k++) slots[idx[k]].started = rc == MPI_SUCCESS;
+        if (ib) between(c, step, 2, ib);
+    }
+}
+
 /* Persistent mode, matrix part: each batch's requests initialised once,
  * started `rounds` times with fresh data (MPI_Start one by one, or
  * MPI_Startall), completed and checked, then freed. */
@@ -1059,7 +1053,6 @@ static void run_persistent_matrix(cctx *c, const caselist *cl, uint64_t phase_se
 {
     case_t cases[MAX_SLOTS];
     slot_t slots[MAX_SLOTS];
-    MPI_Request reqs[MAX_SLOTS + 1];
     long nth = 0;
     int pos = 0;
     for (long batch = 0; pos < cl->n; batch++) {
@@ -1072,39 +1065,11 @@ static void run_persistent_matrix(cctx *c, const caselist *cl, uint64_t phase_se
             long step = batch * rounds + round;
             ibcast_t ib = {0};
             for (int j = 0; j < n; j++) {
-                slot_fill(c, &slots[j], smix(phase_seed ^ ((uint64_t)step << 8) ^ (uint64_t)j));
+                slot_fill(c, &slots[j], tu_smix(phase_seed ^ ((uint64_t)step << 8) ^ (uint64_t)j));
                 slots[j].start_no = round;
-                reqs[j] = slots[j].req;
             }
-            int rc = MPI_SUCCESS;
-            if (round % 2) {
-                for (int j = 0; j < n; j++)
-                    if (opt_expect && slots[j].req != MPI_REQUEST_NULL) classify(c, &slots[j], nth++);
-                /* MPI_Startall takes no null requests */
-                int m = 0;
-                MPI_Request live[MAX_SLOTS];
-                for (int j = 0; j < n; j++)
-                    if (slots[j].req != MPI_REQUEST_NULL) live[m++] = slots[j].req;
-                rc = MPI_Startall(m, live);
-                if (rc != MPI_SUCCESS) mpi_fail(c, NULL, "MPI_Startall", rc);
-                between(c, step, 2, &ib);
-            } else {
-                for (int j = 0; j < n; j++) {
-                    if (slots[j].req == MPI_REQUEST_NULL) continue;
-                    if (opt_expect) classify(c, &slots[j], nth++);
-                    int r = MPI_Start(&slots[j].req);
-                    if (r != MPI_SUCCESS) { mpi_fail(c, &slots[j], "MPI_Start", r); rc = r; }
-                    between(c, step, j, &ib);
-                }
-            }
-            int nr = n;
-            if (ib.on) reqs[nr++] = ib.req;
-            int how = (int)(step % C_N), order = (int)((step / C_N) % ORD_N);
-            int crc = rc == MPI_SUCCESS ? complete(reqs, nr, how, order, phase_seed ^ (uint64_t)step, c->rank) : rc;
-            report_completion(c, cname[how], crc);
-            for (int j = 0; j < n; j++)
-                if (crc == MPI_SUCCESS && slots[j].req != MPI_REQUEST_NULL) slot_check(c, &slots[j]);
-            if (crc == MPI_SUCCESS) ibcast_check(c, &ib, step);
+            start_persistent(c, slots, n, round % 2, step, &ib, &nth);
+            complete_batch(c, slots, NULL, n, &ib, step, phase_seed);
         }
         for (int j = 0; j < n; j++) {
             free_persistent(c, &slots[j]);
@@ -1135,7 +1100,6 @@ static void run_persistent_long(cctx *c, uint64_t phase_seed, int starts)
     case_t cases[4] = {{T_DOUBLE, O_SUM, 3, 0}, {T_INT, O_MAX, 1000, 0}, {T_FLOAT, O_SUM, 7, 1},
                        {T_UNSIGNED, O_U_WSUM, 100, 0}};
     slot_t slots[4];
-    MPI_Request reqs[5];
     long nth = 0, rss0 = -1;
     for (int j = 0; j < 4; j++) {
         slot_alloc(&slots[j], &cases[j], S_PERSIST);
@@ -1143,21 +1107,13 @@ static void run_persistent_long(cctx *c, uint64_t phase_seed, int starts)
     }
     for (int s = 0; s < starts; s++) {
         if (s == starts / 10) rss0 = rss_kib();
-        int m = 0, rc = MPI_SUCCESS;
         for (int j = 0; j < 4; j++) {
-            slot_fill(c, &slots[j], smix(phase_seed ^ ((uint64_t)s << 8) ^ (uint64_t)j));
+            slot_fill(c, &slots[j], tu_smix(phase_seed ^ ((uint64_t)s << 8) ^ (uint64_t)j));
             slots[j].start_no = s;
-            if (slots[j].req != MPI_REQUEST_NULL) reqs[m++] = slots[j].req;
-            if (opt_expect && slots[j].req != MPI_REQUEST_NULL) classify(c, &slots[j], nth++);
         }
-        rc = MPI_Startall(m, reqs);
-        if (rc != MPI_SUCCESS) { mpi_fail(c, NULL, "MPI_Startall", rc); break; }
+        start_persistent(c, slots, 4, 1, s, NULL, &nth);
         if (s % 50 == 7) blocking_between(c, s);
-        int how = s % C_N;
-        rc = complete(reqs, m, how, (s / C_N) % ORD_N, phase_seed ^ (uint64_t)s, c->rank);
-        report_completion(c, cname[how], rc);
-        if (rc != MPI_SUCCESS) break;
-        for (int j = 0; j < 4; j++) slot_check(c, &slots[j]);
+        if (complete_batch(c, slots, NULL, 4, NULL, s, phase_seed) != MPI_SUCCESS) break;
     }
     long rss1 = rss_kib();
     if (rss0 > 0 && rss1 > 0) {
@@ -1194,7 +1150,6 @@ static void run_mixed(cctx *a, cctx *b, const caselist *cl, uint64_t phase_seed)
     case_t cases[MAX_SLOTS];
     slot_t slots[MAX_SLOTS];
     cctx *owner[MAX_SLOTS];
-    MPI_Request reqs[MAX_SLOTS + 1];
     long nth[2] = {0, 0};
     int pos = 0;
     for (long batch = 0; pos < cl->n; batch++) {
@@ -1206,7 +1161,7 @@ static void run_mixed(cctx *a, cctx *b, const caselist *cl, uint64_t phase_seed)
             int kind = HAVE_PERSISTENT && (j + batch) % 2 ? S_PERSIST : S_NB;
             owner[j] = j % 3 == 2 ? b : a;
             slot_alloc(&slots[j], &cases[j], kind);
-            slot_fill(owner[j], &slots[j], smix(phase_seed ^ ((uint64_t)batch << 8) ^ (uint64_t)j));
+            slot_fill(owner[j], &slots[j], tu_smix(phase_seed ^ ((uint64_t)batch << 8) ^ (uint64_t)j));
         }
         for (int j = 0; j < n; j++) {
             cctx *c = owner[j];
@@ -1216,27 +1171,20 @@ static void run_mixed(cctx *a, cctx *b, const caselist *cl, uint64_t phase_seed)
                 if (init_persistent(c, &slots[j]) == MPI_SUCCESS) {
                     int rc = MPI_Start(&slots[j].req);
                     if (rc != MPI_SUCCESS) mpi_fail(c, &slots[j], "MPI_Start", rc);
+                    slots[j].started = rc == MPI_SUCCESS;
                 }
             } else
 #endif
                 start_nb(c, &slots[j]);
             between(a, batch, j, &ib);
         }
-        for (int j = 0; j < n; j++) reqs[j] = slots[j].req;
-        int nr = n;
-        if (ib.on) reqs[nr++] = ib.req;
-        int how = (int)(batch % C_N), order = (int)((batch / C_N) % ORD_N);
-        int rc = complete(reqs, nr, how, order, phase_seed ^ (uint64_t)batch, a->rank);
-        report_completion(a, cname[how], rc);
+        complete_batch(a, slots, owner, n, &ib, batch, phase_seed);
         for (int j = 0; j < n; j++) {
-            slots[j].req = reqs[j]; /* persistent: still allocated, inactive */
-            if (rc == MPI_SUCCESS) slot_check(owner[j], &slots[j]);
 #if HAVE_PERSISTENT
             if (slots[j].kind == S_PERSIST) free_persistent(owner[j], &slots[j]);
 #endif
             slot_free(&slots[j]);
         }
-        if (rc == MPI_SUCCESS) ibcast_check(a, &ib, batch);
     }
 }
 
@@ -1267,7 +1215,7 @@ static void run_threads(const caselist *cl, int nthreads)
         MPI_Comm_dup(MPI_COMM_WORLD, &d);
         snprintf(name, sizeof(name), "dup%d", i);
         cctx_init(&cs[i], d, name, "threads", i);
-        ta[i].c = &cs[i]; ta[i].cl = cl; ta[i].seed = smix(opt_seed ^ 0x7468ULL ^ (uint64_t)i);
+        ta[i].c = &cs[i]; ta[i].cl = cl; ta[i].seed = tu_smix(opt_seed ^ 0x7468ULL ^ (uint64_t)i);
     }
     int started = 0;
     for (int i = 0; i < nthreads; i++) {
@@ -1315,7 +1263,7 @@ static int parse_args(int argc, char **argv, unsigned *modes)
         else if (v && !strcmp(a, "--threads")) { opt_threads = atoi(v); i++; }
         else if (v && !strcmp(a, "--either-upto")) { opt_either_upto = strtoull(v, NULL, 0); i++; }
         else if (v && !strcmp(a, "--either-first")) { opt_either_first = atoi(v); i++; }
-        else if (v && !strcmp(a, "--seed")) { opt_seed = smix(strtoull(v, NULL, 0)); i++; }
+        else if (v && !strcmp(a, "--seed")) { opt_seed = tu_smix(strtoull(v, NULL, 0)); i++; }
         else { if (world_rank == 0) fprintf(stderr, "unknown or incomplete option '%s'\n", a); return 0; }
     }
     if (opt_starts < 1 || opt_threads < 1 || opt_threads > 64) {
@@ -1373,7 +1321,7 @@ int main(int argc, char **argv)
             cctx c;
             if (opt_verbose && world_rank == 0) printf("nonblocking on %s\n", names[i]);
             cctx_init(&c, comms[i], names[i], "nonblocking", -1);
-            run_nonblocking(&c, &cl, smix(opt_seed ^ (0x100ULL + (uint64_t)i)));
+            run_nonblocking(&c, &cl, tu_smix(opt_seed ^ (0x100ULL + (uint64_t)i)));
             cctx_finish(&c);
         }
     }
@@ -1382,11 +1330,11 @@ int main(int argc, char **argv)
         cctx c;
         if (opt_verbose && world_rank == 0) printf("persistent on WORLD and split\n");
         cctx_init(&c, MPI_COMM_WORLD, "WORLD", "persistent", -1);
-        run_persistent_matrix(&c, &cl, smix(opt_seed ^ 0x200ULL), opt_quick ? 2 : 3);
-        run_persistent_long(&c, smix(opt_seed ^ 0x201ULL), opt_quick ? 300 : opt_starts);
+        run_persistent_matrix(&c, &cl, tu_smix(opt_seed ^ 0x200ULL), opt_quick ? 2 : 3);
+        run_persistent_long(&c, tu_smix(opt_seed ^ 0x201ULL), opt_quick ? 300 : opt_starts);
         cctx_finish(&c);
         cctx_init(&c, split, "split", "persistent", -1);
-        run_persistent_long(&c, smix(opt_seed ^ 0x202ULL), opt_quick ? 100 : opt_starts / 4);
+        run_persistent_long(&c, tu_smix(opt_seed ^ 0x202ULL), opt_quick ? 100 : opt_starts / 4);
         cctx_finish(&c);
     }
 #else
@@ -1399,7 +1347,7 @@ int main(int argc, char **argv)
         if (opt_verbose && world_rank == 0) printf("mixed on dup and split\n");
         cctx_init(&a, dup, "dup", "mixed", -1);
         cctx_init(&b, split, "split", "mixed", -1);
-        run_mixed(&a, &b, &cl, smix(opt_seed ^ 0x300ULL));
+        run_mixed(&a, &b, &cl, tu_smix(opt_seed ^ 0x300ULL));
         cctx_finish(&a);
         cctx_finish(&b);
     }
