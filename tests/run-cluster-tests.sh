@@ -8,7 +8,8 @@
 # match where the ranks run, the tree it measures without the file must
 # group hosts as the cluster does, and the correctness program must pass
 # with every algorithm, executed by topoar, and with auto on measured links;
-# on a and c, overflowing integer sums stay right during auto's contests.
+# on a and c, overflowing integer sums stay right during auto's contests,
+# and nonblocking and persistent allreduce are right (auto, hring).
 # Needs root; skipped (77) otherwise.
 # Environment as in run-mpi-tests.sh; TOPOAR_ALGORITHMS overrides the list.
 set -u
@@ -18,6 +19,9 @@ path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
 # Every algorithm of the engine's table (common/core/algorithm.hpp), and auto.
 algorithms=${TOPOAR_ALGORITHMS:-"auto $("$build/tools/topoar_plan" --list-algorithms | tr '\n' ' ')"}
 tc="$src/tests/cluster/topoar-cluster"
+# --expect-topoar for test_nonblocking once topoar takes MPI_Iallreduce and
+# persistent allreduce (run-mpi-tests.sh has the same variable).
+nb_expect=${TOPOAR_NB_EXPECT:-}
 
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
     echo "SKIP: emulated clusters need root, ip and tc"
@@ -158,6 +162,17 @@ for c in "${clusters[@]}"; do
         fi
         result "cluster $label: wrapping integer sums stay right during auto's contests ($((SECONDS - t0)) s)" \
             $rc "$tmp/int.log"
+
+        # 4. Nonblocking and persistent allreduce across hosts
+        # (tests/mpi/test_nonblocking.c), auto and hring forced, --quick.
+        # nb_expect: as in run-mpi-tests.sh (empty while topoar hands these
+        # calls to libnbc).
+        for alg in auto hring; do
+            t0=$SECONDS
+            run "${topoar[@]}" --mca coll_topoar_allreduce_algorithm "$alg" \
+                "$build/tests/mpi/test_nonblocking" --quick $nb_expect >"$tmp/nb.log" 2>&1
+            result "cluster $label: nonblocking and persistent alg=$alg ($((SECONDS - t0)) s)" $? "$tmp/nb.log"
+        done
     fi
     "$tc" down --name "$name" >/dev/null 2>&1
 done

@@ -1,7 +1,7 @@
 #!/bin/bash
 # MPI integration tests of the just-built component on this machine (one
 # node): the correctness program under every algorithm and np = 1..8, the
-# fallback paths, ompi_info, verbose output and a valgrind run.
+# nonblocking and persistent program (np 1..6), the fallback paths, ompi_info, verbose output and a valgrind run.
 # Environment (set by `make check`): TOPOAR_COMPONENT_DIR, OMPI_PKGLIBDIR,
 # MPIRUN, TOPOAR_BUILDDIR, TOPOAR_SRCDIR.  TOPOAR_ALGORITHMS overrides the
 # algorithm list; TOPOAR_MAX_NP the largest rank count.
@@ -59,6 +59,31 @@ done
 # Default auto on one host: calls are handed to tuned, said at verbose 50.
 expect_output "auto hands single-host communicators down" "passed down \(auto on a single-node" \
     "${mpi[@]}" --mca coll_topoar_verbose 50 -np 3 "$bin" --quick
+
+# Nonblocking and persistent allreduce (tests/mpi/test_nonblocking.c): every
+# algorithm forced at np = 1..6 (--quick), auto told to run single-host
+# communicators itself (the full matrix, np 2 and 4) and auto's default
+# (np 3).  nb_expect is empty while topoar hands MPI_Iallreduce and
+# persistent allreduce to libnbc; TOPOAR_NB_EXPECT=--expect-topoar (or the
+# default flipped here) asserts topoar's counters for them.
+nb="$build/tests/mpi/test_nonblocking"
+nb_expect=${TOPOAR_NB_EXPECT:-}
+nb_max_np=$(( max_np < 6 ? max_np : 6 ))
+for alg in $algorithms; do
+    [ "$alg" = auto ] && continue
+    for np in $(seq 1 "$nb_max_np"); do
+        check "nonblocking alg=$alg np=$np quick" timeout -k 10 120 \
+            "${mpi[@]}" --mca coll_topoar_allreduce_algorithm "$alg" --mca coll_topoar_single_node_fallback 0 \
+            -np "$np" "$nb" --quick $nb_expect
+    done
+done
+for np in 2 4; do
+    [ "$np" -le "$max_np" ] || continue
+    check "nonblocking alg=auto np=$np full" timeout -k 10 300 \
+        "${mpi[@]}" --mca coll_topoar_single_node_fallback 0 -np "$np" "$nb" $nb_expect
+done
+# auto's default hands single-host communicators down: no counter assertion.
+check "nonblocking auto default np=3 quick" timeout -k 10 120 "${mpi[@]}" -np 3 "$nb" --quick
 
 # A tiny segment size makes every message a long train of segments.
 check "correctness segment_size=64 pipeline_size=200 np=5" \

@@ -17,6 +17,16 @@
  *     per-rank latency         = sum(t1 - t0) / iters
  *     Avg / Min / Max Latency  = mean / min / max of the per-rank latencies
  *
+ * Nonblocking mode (-N), columns as OSU's osu_iallreduce:
+ *
+ *     pure comm:  repeat: t0; MPI_Iallreduce; MPI_Wait; t1; Barrier
+ *                 (the per-rank mean, averaged over ranks: Pure Comm.)
+ *     overlap:    repeat: t0; MPI_Iallreduce; compute for Pure Comm. time
+ *                 (a calibrated loop of arithmetic, in -t + 1 pieces with
+ *                 an MPI_Test between them); MPI_Wait; t1; Barrier
+ *     Overall     = mean of t1 - t0;  Compute = mean time in the loop
+ *     Overlap(%)  = 100 * (1 - (Overall - Compute) / Pure Comm.), in 0..100
+ *
  * Data: MPI_FLOAT, MPI_SUM.  With -c every iteration (warmup and timed)
  * refills the send buffer with small integers that depend on the rank, the
  * element index and the iteration, poisons the receive buffer, and checks
@@ -68,6 +78,8 @@ struct bench_options {
     double time_budget;   /* -b: seconds per size and repeat, 0 = no cap */
     char *exclude_spec;   /* -e */
     int device;           /* -d cuda */
+    int nonblocking;      /* -N */
+    int test_calls;       /* -t: MPI_Test calls during the computation (-N) */
 };
 
 static int world_rank = 0;
@@ -174,7 +186,12 @@ static void usage(FILE *out)
 "                 \"-\" where the variable does not exist\n"
 "  -e R1,R2,...   leave these MPI_COMM_WORLD ranks out: the benchmark runs on\n"
 "                 a sub-communicator of the others; the excluded ranks wait\n"
-"  -r N           repeat the whole size sweep N times, one table each\n",
+"  -r N           repeat the whole size sweep N times, one table each\n"
+"  -N             nonblocking: MPI_Iallreduce + MPI_Wait, alone (Pure Comm.)\n"
+"                 and around a computation as long as that (Overall,\n"
+"                 Compute, Overlap columns, as OSU's osu_iallreduce)\n"
+"  -t CALLS       with -N: MPI_Test calls during the computation (default 0;\n"
+"                 OSU's -t)\n",
             BENCH_NAME);
 }
 
@@ -250,7 +267,7 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
     o->repeats = 1;
 
     opterr = 0;
-    while (-1 != (c = getopt(argc, argv, ":m:i:x:I:X:L:b:e:r:d:fclah"))) {
+    while (-1 != (c = getopt(argc, argv, ":m:i:x:I:X:L:b:e:r:d:t:fclahN"))) {
         switch (c) {
         case 'm':
             if (strlen(optarg) >= sizeof(range_buf))
@@ -300,6 +317,11 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
             else if (0 == strcmp(optarg, "host")) o->device = 0;
             else { fprintf(stderr, "%s: -d takes cuda or host\n", BENCH_NAME); return -1; }
             break;
+        case 't':
+            if (parse_int(optarg, 0, &o->test_calls))
+                goto bad;
+            break;
+        case 'N': o->nonblocking = 1; break;
         case 'f': o->full = 1; break;
         case 'c': o->validate = 1; break;
         case 'l': o->in_place = 1; break;
@@ -322,6 +344,11 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
         o->min_size = 1;
     if (o->min_size > o->max_size || o->max_size > ((size_t)INT_MAX) * 4)
         goto bad;
+    if (o->nonblocking && o->device) {
+        if (0 == world_rank)
+            fprintf(stderr, "%s: -N with -d cuda is not supported\n", BENCH_NAME);
+        return -1;
+    }
     return 0;
 
 bad:
@@ -513,8 +540,15 @@ static size_t count_errors(const float *res, size_t n, int nranks, int iter,
 static void print_header(const struct bench_options *o, int nranks,
                          int world_size, int excluded_count, int repeat)
 {
-    printf("# topoar MPI Allreduce Latency Test (%s v%s, OSU-style)\n",
-           BENCH_NAME, BENCH_VERSION);
+    if (o->nonblocking) {
+        printf("# topoar MPI Non-blocking Allreduce Latency Test (%s v%s, OSU-style)\n",
+               BENCH_NAME, BENCH_VERSION);
+        printf("# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait; MPI_Test calls: %d\n",
+               o->test_calls);
+    } else {
+        printf("# topoar MPI Allreduce Latency Test (%s v%s, OSU-style)\n",
+               BENCH_NAME, BENCH_VERSION);
+    }
     printf("# Datatype: MPI_FLOAT, op: MPI_SUM%s.\n",
            o->in_place ? ", MPI_IN_PLACE" : "");
     if (excluded_count > 0)
@@ -524,8 +558,16 @@ static void print_header(const struct bench_options *o, int nranks,
         printf("# Ranks: %d\n", nranks);
     if (o->repeats > 1)
         printf("# Repeat: %d of %d\n", repeat + 1, o->repeats);
-    printf("%-*s%*s", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Avg Latency(us)");
-    if (o->full)
+    if (o->nonblocking) {
+        printf("%-*s%*s%*s%*s%*s", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Overall(us)", FIELD_WIDTH,
+               "Compute(us)", FIELD_WIDTH, "Pure Comm.(us)", FIELD_WIDTH, "Overlap(%)");
+        if (o->full)
+            printf("%*s%*s%*s", FIELD_WIDTH, "Min Comm.(us)", FIELD_WIDTH, "Max Comm.(us)", ITER_WIDTH,
+                   "Iterations");
+    } else {
+        printf("%-*s%*s", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Avg Latency(us)");
+    }
+    if (o->full && !o->nonblocking)
         printf("%*s%*s%*s", FIELD_WIDTH, "Min Latency(us)", FIELD_WIDTH,
                "Max Latency(us)", ITER_WIDTH, "Iterations");
     if (o->validate)
@@ -541,7 +583,8 @@ static void print_header(const struct bench_options *o, int nranks,
 /* ------------------------------------------------------------------ */
 
 struct size_result {
-    double avg_us, min_us, max_us;
+    double avg_us, min_us, max_us;  /* -N: of the pure communication */
+    double overall_us, compute_us;  /* -N */
     int iters;
     unsigned long long errors; /* summed over ranks */
     char alg[128];             /* as seen by rank 0 of the communicator */
@@ -661,6 +704,143 @@ static void run_size(const struct bench_options *o, MPI_Comm comm, int rank,
     res->iters = iters;
 }
 
+/* ------------------------------------------------------------------ */
+/* -N: nonblocking, with a computation to overlap                      */
+/* ------------------------------------------------------------------ */
+
+static double work_rate;      /* loop iterations per second (calibrated) */
+static volatile double work_sink;
+
+static void work(long n)
+{
+    double x = work_sink + 1.0;
+    for (long i = 0; i < n; i++)
+        x = x * 1.0000001 + 1e-7;
+    work_sink = x;
+}
+
+/* The loop's speed on this rank, over about 0.1 s. */
+static void calibrate_work(void)
+{
+    long n = 1000;
+    double t;
+    for (;;) {
+        double t0 = MPI_Wtime();
+        work(n);
+        t = MPI_Wtime() - t0;
+        if (t > 0.1 || n > (1L << 40))
+            break;
+        n *= 2;
+    }
+    work_rate = n / t;
+}
+
+/* Computes for about `seconds` in calls + 1 pieces, MPI_Test on req
+ * between them; returns the time spent computing (the tests excluded). */
+static double compute(double seconds, int calls, MPI_Request *req)
+{
+    long total = (long)(seconds * work_rate), done = 0;
+    double spent = 0.0;
+    for (int p = 0; p <= calls; p++) {
+        long piece = total * (p + 1) / (calls + 1) - done;
+        double t0 = MPI_Wtime();
+        work(piece);
+        spent += MPI_Wtime() - t0;
+        done += piece;
+        if (p < calls) {
+            int flag;
+            MPI_TRY(MPI_Test(req, &flag, MPI_STATUS_IGNORE));
+        }
+    }
+    return spent;
+}
+
+static void run_size_nb(const struct bench_options *o, MPI_Comm comm, int rank, int nranks, float *sendbuf,
+                        float *recvbuf, size_t count, struct alg_probe *probe, struct size_result *res)
+{
+    size_t bytes = count * sizeof(float);
+    int large = bytes >= o->large_threshold;
+    int warmup = large ? o->warmup_large : o->warmup;
+    int iters = large ? o->iters_large : o->iters;
+    const void *sbuf = o->in_place ? MPI_IN_PLACE : (const void *)sendbuf;
+    unsigned long long local_errors = 0;
+    size_t first_bad = 0;
+    double comm_t = 0.0, overall_t = 0.0, comp_t = 0.0, v;
+    MPI_Request req;
+    int it;
+
+    fill_send(o->in_place ? recvbuf : sendbuf, count, rank, 0);
+    MPI_TRY(MPI_Barrier(comm));
+    for (it = 0; it < warmup; it++) {
+        if (o->in_place)
+            fill_send(recvbuf, count, rank, 0);
+        MPI_TRY(MPI_Iallreduce(sbuf, recvbuf, (int)count, MPI_FLOAT, MPI_SUM, comm, &req));
+        MPI_TRY(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        MPI_TRY(MPI_Barrier(comm));
+    }
+    /* 1. the communication alone */
+    for (it = 0; it < iters; it++) {
+        double t0;
+        if (o->in_place) {
+            fill_send(recvbuf, count, rank, 0);
+            MPI_TRY(MPI_Barrier(comm));
+        }
+        t0 = MPI_Wtime();
+        MPI_TRY(MPI_Iallreduce(sbuf, recvbuf, (int)count, MPI_FLOAT, MPI_SUM, comm, &req));
+        MPI_TRY(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        comm_t += MPI_Wtime() - t0;
+        MPI_TRY(MPI_Barrier(comm));
+    }
+    v = comm_t * 1e6 / iters;
+    MPI_TRY(MPI_Allreduce(&v, &res->avg_us, 1, MPI_DOUBLE, MPI_SUM, comm));
+    res->avg_us /= nranks;
+    MPI_TRY(MPI_Reduce(&v, &res->min_us, 1, MPI_DOUBLE, MPI_MIN, 0, comm));
+    MPI_TRY(MPI_Reduce(&v, &res->max_us, 1, MPI_DOUBLE, MPI_MAX, 0, comm));
+
+    /* 2. around a computation as long as the mean communication */
+    for (it = 0; it < iters; it++) {
+        double t0;
+        if (o->validate) {
+            fill_send(o->in_place ? recvbuf : sendbuf, count, rank, it);
+            if (!o->in_place)
+                for (size_t i = 0; i < count; i++)
+                    recvbuf[i] = NAN;
+        } else if (o->in_place) {
+            fill_send(recvbuf, count, rank, 0);
+        }
+        MPI_TRY(MPI_Barrier(comm));
+        t0 = MPI_Wtime();
+        MPI_TRY(MPI_Iallreduce(sbuf, recvbuf, (int)count, MPI_FLOAT, MPI_SUM, comm, &req));
+        comp_t += compute(res->avg_us * 1e-6, o->test_calls, &req);
+        MPI_TRY(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        overall_t += MPI_Wtime() - t0;
+        if (o->validate)
+            local_errors += count_errors(recvbuf, count, nranks, it, &first_bad);
+    }
+    MPI_TRY(MPI_Barrier(comm));
+    alg_probe_read(probe, res->alg, sizeof(res->alg));
+    if (o->validate && local_errors > 0)
+        fprintf(stderr, "%s: rank %d: %llu wrong elements at size %zu (first at element %zu)\n", BENCH_NAME, rank,
+                local_errors, bytes, first_bad);
+    v = overall_t * 1e6 / iters;
+    MPI_TRY(MPI_Reduce(&v, &res->overall_us, 1, MPI_DOUBLE, MPI_SUM, 0, comm));
+    v = comp_t * 1e6 / iters;
+    MPI_TRY(MPI_Reduce(&v, &res->compute_us, 1, MPI_DOUBLE, MPI_SUM, 0, comm));
+    MPI_TRY(MPI_Reduce(&local_errors, &res->errors, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, comm));
+    res->overall_us /= nranks;
+    res->compute_us /= nranks;
+    res->iters = iters;
+}
+
+static double overlap_pct(const struct size_result *r)
+{
+    double pct;
+    if (r->avg_us <= 0.0)
+        return 0.0;
+    pct = 100.0 * (1.0 - (r->overall_us - r->compute_us) / r->avg_us);
+    return pct < 0.0 ? 0.0 : pct > 100.0 ? 100.0 : pct;
+}
+
 /* World rank of the sub-communicator's rank 0: the lowest rank kept. */
 static int excluded_rank0(const char *excluded, int world_size)
 {
@@ -740,6 +920,8 @@ int main(int argc, char **argv)
         recvbuf = xmalloc(max_count * sizeof(float), "the receive buffer");
         if (o.device)
             device_init(max_count * sizeof(float));
+        if (o.nonblocking)
+            calibrate_work();
 
         for (int rep = 0; rep < o.repeats; rep++) {
             if (0 == rank)
@@ -751,11 +933,19 @@ int main(int argc, char **argv)
                 if (0 == count)
                     continue; /* like OSU: sizes below one element */
                 memset(&res, 0, sizeof(res));
-                run_size(&o, comm, rank, nranks, sendbuf, recvbuf, count,
-                         &probe, &res);
+                if (o.nonblocking)
+                    run_size_nb(&o, comm, rank, nranks, sendbuf, recvbuf, count, &probe, &res);
+                else
+                    run_size(&o, comm, rank, nranks, sendbuf, recvbuf, count,
+                             &probe, &res);
                 if (0 == rank) {
-                    printf("%-*zu%*.*f", SIZE_WIDTH, size, FIELD_WIDTH,
-                           PRECISION, res.avg_us);
+                    if (o.nonblocking)
+                        printf("%-*zu%*.*f%*.*f%*.*f%*.*f", SIZE_WIDTH, size, FIELD_WIDTH, PRECISION,
+                               res.overall_us, FIELD_WIDTH, PRECISION, res.compute_us, FIELD_WIDTH, PRECISION,
+                               res.avg_us, FIELD_WIDTH, PRECISION, overlap_pct(&res));
+                    else
+                        printf("%-*zu%*.*f", SIZE_WIDTH, size, FIELD_WIDTH,
+                               PRECISION, res.avg_us);
                     if (o.full)
                         printf("%*.*f%*.*f%*d", FIELD_WIDTH, PRECISION,
                                res.min_us, FIELD_WIDTH, PRECISION, res.max_us,

@@ -87,6 +87,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
 #include "topoar_cudart.h"
 #include "topoar_mpit_names.h"
 
@@ -246,14 +247,6 @@ typedef struct {
 
 static opdesc O[O_N];
 
-static void u_wsum(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    const unsigned *a = in;
-    unsigned *b = inout;
-    for (int i = 0; i < *len; i++) b[i] = a[i] + b[i];
-}
-
 static void u_maxsum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
@@ -276,12 +269,6 @@ static void u_vmax(void *in, void *inout, int *len, MPI_Datatype *dt)
 }
 
 /* MPI applies user ops as inout = in o inout, in holding lower ranks */
-static void u_first(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    memcpy(inout, in, (size_t)*len * sizeof(int));
-}
-
 static void mat_mul(const uint32_t *a, const uint32_t *b, uint32_t *c)
 {
     uint32_t r0 = a[0] * b[0] + a[1] * b[2];
@@ -301,22 +288,20 @@ static void u_mat(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 static void init_ops(void)
 {
-    static const char *names[] = {"MPI_SUM", "MPI_PROD", "MPI_MIN", "MPI_MAX", "MPI_LAND",
-                                  "MPI_LOR", "MPI_LXOR", "MPI_BAND", "MPI_BOR", "MPI_BXOR",
-                                  "MPI_MINLOC", "MPI_MAXLOC"};
-    MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
-                    MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
+    const char *names[TU_NPREDEFINED];
+    MPI_Op ops[TU_NPREDEFINED];
+    tu_predefined_ops(names, ops);
     for (int i = 0; i <= O_MAXLOC; i++) {
         O[i].name = names[i]; O[i].op = ops[i]; O[i].user = 0; O[i].commute = 1;
     }
     O[O_U_WSUM].name = "user_wsum(commute=1)";
-    MPI_Op_create(u_wsum, 1, &O[O_U_WSUM].op);
+    MPI_Op_create(tu_u_wsum, 1, &O[O_U_WSUM].op);
     O[O_U_MAXSUM].name = "user_maxsum(commute=1)";
     MPI_Op_create(u_maxsum, 1, &O[O_U_MAXSUM].op);
     O[O_U_VMAX].name = "user_vmax(commute=1)";
     MPI_Op_create(u_vmax, 1, &O[O_U_VMAX].op);
     O[O_U_FIRST].name = "user_first(commute=0)";
-    MPI_Op_create(u_first, 0, &O[O_U_FIRST].op);
+    MPI_Op_create(tu_u_first, 0, &O[O_U_FIRST].op);
     O[O_U_MAT].name = "user_matmul(commute=0)";
     MPI_Op_create(u_mat, 0, &O[O_U_MAT].op);
     O[O_U_WSUM].user = O[O_U_MAXSUM].user = O[O_U_VMAX].user = 1;
@@ -359,17 +344,9 @@ typedef struct {
     uint32_t m[4];     /* 2x2 matrix */
 } val_t;
 
-static uint64_t smix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 static uint64_t hv(uint64_t seed, int rank, size_t idx)
 {
-    return smix(seed ^ ((uint64_t)(rank + 1) * 0xd1b54a32d192ed03ULL) ^ ((uint64_t)idx * 0x9e3779b97f4a7c15ULL));
+    return tu_smix(seed ^ ((uint64_t)(rank + 1) * 0xd1b54a32d192ed03ULL) ^ ((uint64_t)idx * 0x9e3779b97f4a7c15ULL));
 }
 
 static uint64_t norm_int(int size, int sgn, uint64_t u)
@@ -469,7 +446,7 @@ static val_t gen(const tdesc *t, int op, int pat, uint64_t seed, int rank, size_
                      : mode == 1 ? (h % (2 * (uint64_t)n) != 0) : (int)(h & 1);
             if (zero) v.u = 0;
             else {
-                v.u = norm_int(size, sgn, smix(h));
+                v.u = norm_int(size, sgn, tu_smix(h));
                 if (v.u == 0) v.u = 1;
             }
         } else if (op == O_BAND || op == O_BOR || op == O_BXOR) {
@@ -495,9 +472,9 @@ static val_t gen(const tdesc *t, int op, int pat, uint64_t seed, int rank, size_
         break;
     case B_CPLX:
         if (pat == PAT_APPROX) {
-            v.re = rnd(h); v.im = rnd(smix(h));
+            v.re = rnd(h); v.im = rnd(tu_smix(h));
         } else if (op == O_SUM) {
-            v.re = quarter(h); v.im = quarter(smix(h));
+            v.re = quarter(h); v.im = quarter(tu_smix(h));
         } else {
             /* products of these stay Gaussian integers / halves: exact */
             static const long double re[] = {1, -1, 0, 0, 1, 1, 2, 0};
@@ -507,7 +484,7 @@ static val_t gen(const tdesc *t, int op, int pat, uint64_t seed, int rank, size_
         break;
     case B_PAIR:
         /* even indices: few distinct values, so ties test the lowest-index rule */
-        v.loc = (int)(smix(h) % 64);
+        v.loc = (int)(tu_smix(h) % 64);
         if (t->sub == P_FLOAT_INT || t->sub == P_DOUBLE_INT)
             v.re = (bidx % 2 == 0) ? ((long double)(int)(h % 5) - 2) / 2 : spread(h);
         else
@@ -515,10 +492,10 @@ static val_t gen(const tdesc *t, int op, int pat, uint64_t seed, int rank, size_
         break;
     case B_MAT:
         v.m[0] = (uint32_t)h; v.m[1] = (uint32_t)(h >> 32);
-        v.m[2] = (uint32_t)smix(h); v.m[3] = (uint32_t)(smix(h) >> 32);
+        v.m[2] = (uint32_t)tu_smix(h); v.m[3] = (uint32_t)(tu_smix(h) >> 32);
         break;
     case B_D2:
-        v.re = spread(h); v.im = quarter(smix(h));
+        v.re = spread(h); v.im = quarter(tu_smix(h));
         break;
     }
     canon(t, &v);
@@ -628,28 +605,12 @@ static long double load_flt(int sub, const char *p)
 
 static int flt_size(int sub) { return sub == F_FLOAT ? 4 : sub == F_DOUBLE ? 8 : LDBL_BYTES; }
 
-static void store_int(char *p, int size, uint64_t u)
-{
-    if (size == 1) { uint8_t x = (uint8_t)u; memcpy(p, &x, 1); }
-    else if (size == 2) { uint16_t x = (uint16_t)u; memcpy(p, &x, 2); }
-    else if (size == 4) { uint32_t x = (uint32_t)u; memcpy(p, &x, 4); }
-    else memcpy(p, &u, 8);
-}
-
-static uint64_t load_int(const char *p, int size, int sgn)
-{
-    uint64_t u = 0;
-    if (size == 1) { uint8_t x; memcpy(&x, p, 1); u = x; }
-    else if (size == 2) { uint16_t x; memcpy(&x, p, 2); u = x; }
-    else if (size == 4) { uint32_t x; memcpy(&x, p, 4); u = x; }
-    else memcpy(&u, p, 8);
-    return norm_int(size, sgn, u);
-}
+static uint64_t load_int(const char *p, int size, int sgn) { return norm_int(size, sgn, tu_load_uint(p, size)); }
 
 static void store(const tdesc *t, char *p, const val_t *v)
 {
     switch (t->bk) {
-    case B_INT: store_int(p, t->size, v->u); break;
+    case B_INT: tu_store_int(p, t->size, v->u); break;
     case B_BYTE:
     case B_BOOL: { unsigned char c = (unsigned char)v->u; memcpy(p, &c, 1); break; }
     case B_FLT: store_flt(t->sub, p, v->re); break;
@@ -662,7 +623,7 @@ static void store(const tdesc *t, char *p, const val_t *v)
     case B_PAIR:
         if (t->sub == P_FLOAT_INT) store_flt(F_FLOAT, p, v->re);
         else if (t->sub == P_DOUBLE_INT) store_flt(F_DOUBLE, p, v->re);
-        else store_int(p, t->sub == P_2INT ? 4 : (int)sizeof(long), v->u);
+        else tu_store_int(p, t->sub == P_2INT ? 4 : (int)sizeof(long), v->u);
         memcpy(p + pair_loc_off(t->sub), &v->loc, sizeof(int));
         break;
     case B_MAT: memcpy(p, v->m, 16); break;
@@ -825,23 +786,8 @@ static char alg_desc[2048]; /* the last_algorithm variable's description */
 static int find_pvar(const char *want, int *idx, MPI_Datatype *dt, int *cls, int *bind,
                      int *cont, MPI_T_enum *en)
 {
-    int num = 0;
-    if (MPI_T_pvar_get_num(&num) != MPI_SUCCESS) return 0;
-    for (int i = 0; i < num; i++) {
-        char name[256], desc[2048];
-        int nlen = sizeof(name), dlen = sizeof(desc), verb, ro, atomic;
-        MPI_T_enum e;
-        if (MPI_T_pvar_get_info(i, name, &nlen, &verb, cls, dt, &e, desc, &dlen, bind, &ro,
-                                cont, &atomic) != MPI_SUCCESS)
-            continue;
-        if (strcmp(name, want) == 0) {
-            *idx = i;
-            if (en) *en = e;
-            if (strstr(want, "last_algorithm")) snprintf(alg_desc, sizeof(alg_desc), "%s", desc);
-            return 1;
-        }
-    }
-    return 0;
+    int is_alg = strstr(want, "last_algorithm") != NULL;
+    return tu_find_pvar(want, idx, dt, cls, bind, cont, en, is_alg ? alg_desc : NULL, (int)sizeof(alg_desc));
 }
 
 static void pv_init(void)
@@ -895,14 +841,7 @@ static int last_path(void)
 
 static int read_counter(MPI_T_pvar_handle h, MPI_Datatype dt, unsigned long long *out)
 {
-    union { unsigned long long ull; unsigned long ul; unsigned u; char pad[64]; } b;
-    memset(&b, 0, sizeof(b));
-    if (MPI_T_pvar_read(pv.sess, h, &b) != MPI_SUCCESS) return 0;
-    if (dt == MPI_UNSIGNED_LONG_LONG) *out = b.ull;
-    else if (dt == MPI_UNSIGNED_LONG) *out = b.ul;
-    else if (dt == MPI_UNSIGNED) *out = b.u;
-    else return 0;
-    return 1;
+    return tu_read_counter(pv.sess, h, dt, out);
 }
 
 /* name of the algorithm of the most recent allreduce, if the pvar exists */
@@ -1020,7 +959,7 @@ static void cl_add(caselist *cl, int t, int op, size_t count, int inplace, int p
     case_t *c = &cl->v[cl->n];
     c->t = t; c->op = op; c->count = count; c->inplace = inplace; c->pat = pat;
     c->id = cl->n;
-    c->seed = smix(opt_seed ^ smix(fnv(0xcbf29ce484222325ULL, cl->phase, strlen(cl->phase)) ^
+    c->seed = tu_smix(opt_seed ^ tu_smix(fnv(0xcbf29ce484222325ULL, cl->phase, strlen(cl->phase)) ^
                                    ((uint64_t)cl->n << 20) ^ (uint64_t)(t * 131 + op)));
     cl->n++;
 }
