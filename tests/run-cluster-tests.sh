@@ -19,9 +19,9 @@ path="${OMPI_PKGLIBDIR:?}:${TOPOAR_COMPONENT_DIR:?}"
 # Every algorithm of the engine's table (common/core/algorithm.hpp), and auto.
 algorithms=${TOPOAR_ALGORITHMS:-"auto $("$build/tools/topoar_plan" --list-algorithms | tr '\n' ' ')"}
 tc="$src/tests/cluster/topoar-cluster"
-# --expect-topoar for test_nonblocking once topoar takes MPI_Iallreduce and
-# persistent allreduce (run-mpi-tests.sh has the same variable).
-nb_expect=${TOPOAR_NB_EXPECT:-}
+# --expect-topoar for test_nonblocking (run-mpi-tests.sh has the same
+# variable; TOPOAR_NB_EXPECT= turns it off).
+nb_expect=${TOPOAR_NB_EXPECT---expect-topoar}
 
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
     echo "SKIP: emulated clusters need root, ip and tc"
@@ -165,8 +165,7 @@ for c in "${clusters[@]}"; do
 
         # 4. Nonblocking and persistent allreduce across hosts
         # (tests/mpi/test_nonblocking.c), auto and hring forced, --quick.
-        # nb_expect: as in run-mpi-tests.sh (empty while topoar hands these
-        # calls to libnbc).
+        # nb_expect: as in run-mpi-tests.sh.
         for alg in auto hring; do
             t0=$SECONDS
             run "${topoar[@]}" --mca coll_topoar_allreduce_algorithm "$alg" \

@@ -55,9 +55,10 @@
  *                            each communicator) that topoar ran the calls:
  *                            coll_topoar_iallreduce_handled / _fallback per
  *                            MPI_Iallreduce, coll_topoar_allreduce_init_
- *                            handled / _fallback per MPI_Start of a
- *                            persistent allreduce; fails with a message when
- *                            a counter does not exist
+ *                            handled per MPI_Start of a persistent
+ *                            allreduce topoar runs (_fallback counts a
+ *                            request handed down once, at its init); fails
+ *                            with a message when a counter does not exist
  *          --either-upto B   with --expect-topoar: calls of at most B bytes
  *                            may be topoar's or the previous module's
  *          --either-first N  with --expect-topoar: the first N calls of each
@@ -777,6 +778,8 @@ static void classify(cctx *c, const slot_t *sl, long nth)
     else if (c->size < 2 || nth < opt_either_first || sl->bytes <= opt_either_upto || t->kind == K_PAIR ||
              (o->user && o->commute))
         c->either[k]++;
+    else if (o->user && k == KIND_PERSIST)
+        c->either[k]++;  /* handed down at init: counted once there, not per start */
     else if (o->user) c->must_f[k]++;
     else c->must_h[k]++;
 }
