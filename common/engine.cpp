@@ -95,6 +95,13 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     if (static_cast<int>(ranks.size()) != size_)
         return Status::internal("setup: got " + std::to_string(ranks.size()) + " rank records for " +
                                 std::to_string(size_) + " ranks");
+    // Again after a set-up without I/O (a nonblocking call's): from scratch,
+    // the plans of the first one dropped (calls running keep theirs).
+    ready_ = false;
+    plans_.clear();
+    network_source_ = NetworkSource::single_host;
+    probe_problem_.clear();
+    probe_seconds_ = 0;
     TOPOAR_TRY(discover_topology(ranks, cfg_.discovery, &topology_));
     if (topology_.nodes_at(Level::node).size() > 1) {
         network_source_ = NetworkSource::assumed;

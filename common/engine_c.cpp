@@ -516,10 +516,16 @@ int topoar_op_start(topoar_op_t* op, void* buf) {
 }
 
 int topoar_op_advance(topoar_op_t* op, int* done) {
+    int moved = 0;
+    return topoar_op_advance_moved(op, done, &moved);
+}
+
+int topoar_op_advance_moved(topoar_op_t* op, int* done, int* moved) {
     try {
-        bool d = false, moved = false;
-        Status s = op->op.advance(&d, &moved);
+        bool d = false, m = false;
+        Status s = op->op.advance(&d, &m);
         *done = d ? 1 : 0;
+        *moved = m ? 1 : 0;
         return s ? TOPOAR_OK : op_fail(op, s);
     } catch (const std::bad_alloc&) {
         return op_fail(op, Status::internal("advance: out of memory"));

@@ -145,6 +145,10 @@ typedef struct mca_coll_topoar_module_t {
     mca_coll_topoar_pml_ctx_t io_ctx;
     /* A nonblocking set-up in flight (state SETTING_UP), or NULL. */
     struct mca_coll_topoar_nb_setup *nb_setup;
+    /* Set up by a nonblocking call: every rank's records, kept until the
+     * first blocking allreduce completes the set-up (probes, contests:
+     * mca_coll_topoar_setup_complete); NULL otherwise. */
+    topoar_rank_info_t *nb_records;
 } mca_coll_topoar_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);
@@ -203,6 +207,7 @@ int mca_coll_topoar_allreduce_init(const void *sbuf, void *rbuf, mca_coll_topoar
                                    struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                    ompi_request_t **request, mca_coll_base_module_t *module);
 void mca_coll_topoar_setup_wait(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 void mca_coll_topoar_nonblocking_close(void);
 /* Whether every member of comm runs on this host (no communication). */
 bool mca_coll_topoar_all_on_this_host(struct ompi_communicator_t *comm);

@@ -609,6 +609,9 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
     if (TOPOAR_STATE_SETTING_UP == m->state) {
         mca_coll_topoar_setup_wait(m, comm); /* a nonblocking call began it */
     }
+    if (NULL != m->nb_records) {
+        mca_coll_topoar_setup_complete(m, comm); /* probes and contests, now that a call may block */
+    }
     if (TOPOAR_STATE_NEW == m->state) {
         mca_coll_topoar_setup(m, comm);
     }

@@ -29,6 +29,13 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->previous_allreduce_init_module = NULL;
     m->ihandled = m->ifallback = m->phandled = m->pfallback = 0;
     m->nb_setup = NULL;
+    m->nb_records = NULL;
+    /* set by the blocking set-up when it gives the engine I/O; a
+     * nonblocking set-up gives none (and leaves it idle) */
+    m->io_ctx.comm = NULL;
+    m->io_ctx.idle = 0;
+    m->io_ctx.polling = false;
+    m->io_ctx.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     m->engine = NULL;
     m->state = TOPOAR_STATE_NEW;
     m->handled = 0;
@@ -63,6 +70,8 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
         topoar_engine_destroy(m->engine);
         m->engine = NULL;
     }
+    free(m->nb_records);
+    m->nb_records = NULL;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_topoar_module_t, mca_coll_base_module_t, topoar_module_construct,
@@ -257,6 +266,79 @@ static int setup_allgather(void *ctx, const void *mine, size_t bytes, void *all)
                                                         comm, comm->c_coll->coll_allgather_module);
 }
 
+/* The engine's set-up with I/O over comm (links between hosts may be
+ * measured: point-to-point over comm, as the calls will run); NULL or the
+ * problem.  The engine keeps the transport (its callbacks and context) for
+ * online adaptation, so the context is the module's, not this frame's.
+ * Polled throughout set-up; a later use inside a call starts like a call
+ * (mca_coll_topoar_run_host ends it). */
+static const char *setup_with_io(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
+                                 const topoar_rank_info_t *all)
+{
+    int rc;
+    topoar_transport_t transport;
+    topoar_setup_io_t io = {&transport, comm, setup_allgather};
+    m->io_ctx = (mca_coll_topoar_pml_ctx_t){comm, 0, true, MCA_COLL_BASE_TAG_ALLREDUCE};
+    mca_coll_topoar_pml_transport(&m->io_ctx, &transport);
+    opal_progress_event_users_increment();
+    rc = topoar_engine_setup_io(m->engine, all, &io);
+    opal_progress_event_users_decrement();
+    m->io_ctx.polling = false;
+    return TOPOAR_OK != rc ? topoar_engine_error(m->engine) : NULL;
+}
+
+/* Agree on a set-up's outcome: the lowest failing rank, or INT_MAX when all
+ * succeeded (*problem set when the agreement itself failed). */
+static int agree(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const char **problem)
+{
+    int first_failed = *problem ? ompi_comm_rank(comm) : INT_MAX;
+    int rc = m->previous_allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm,
+                                   m->previous_allreduce_module);
+    if (OMPI_SUCCESS != rc) {
+        first_failed = 0;
+        if (NULL == *problem) {
+            *problem = "could not agree on the set-up outcome";
+        }
+    }
+    return first_failed;
+}
+
+/* A communicator set up by a nonblocking call (coll_topoar_nonblocking.c)
+ * got no link probes and no contests: its first blocking allreduce, which
+ * every rank reaches at the same call, sets the engine up again from the
+ * same records with I/O.  On a failure topoar is off on comm (the calls
+ * queued by the nonblocking set-up have all been started by then). */
+void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+{
+    topoar_rank_info_t *all = m->nb_records;
+    const char *problem = NULL;
+    int first_failed;
+    m->nb_records = NULL;
+    if (NULL == all) {
+        return;
+    }
+    if (TOPOAR_STATE_READY == m->state && NULL != m->engine) {
+        problem = setup_with_io(m, comm, all);
+        first_failed = agree(m, comm, &problem);
+        if (INT_MAX != first_failed) {
+            m->state = TOPOAR_STATE_FAILED;
+            if (ompi_comm_rank(comm) == first_failed && NULL != problem) {
+                opal_output(0, "coll:topoar: set-up failed on %s (rank %d): %s; using the previous allreduce on "
+                            "this communicator", comm->c_name, first_failed, problem);
+            }
+        } else {
+            m->hand_down_all = NULL;
+            (void) topoar_engine_hands_down_all(m->engine, &m->hand_down_all);
+            if (0 == ompi_comm_rank(comm)) {
+                opal_output_verbose(10, mca_coll_topoar_component.output,
+                                    "coll:topoar: %s set up again at its first blocking allreduce (links measured "
+                                    "where they can be):\n%s", comm->c_name, topoar_engine_describe(m->engine));
+            }
+        }
+    }
+    free(all);
+}
+
 /* Collective over comm: gathers every rank's host/socket/Slurm data and
  * settings fingerprints with the underlying allgather, checks that the
  * settings that decide message pairing agree, builds the topology, and
@@ -296,35 +378,9 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
         problem = "settings differ across ranks";
     }
     if (NULL == problem) {
-        /* Links between hosts may be measured here (coll_topoar_probe):
-         * point-to-point over comm, as the calls will run. */
-        /* The engine keeps the transport (its callbacks and context) for
-         * online adaptation, so the context is the module's, not this
-         * frame's.  Polled throughout set-up (below); a later use inside a
-         * call starts like a call (mca_coll_topoar_run_host ends it). */
-        m->io_ctx = (mca_coll_topoar_pml_ctx_t){comm, 0, true, MCA_COLL_BASE_TAG_ALLREDUCE};
-        topoar_transport_t transport;
-        mca_coll_topoar_pml_transport(&m->io_ctx, &transport);
-        topoar_setup_io_t io = {&transport, comm, setup_allgather};
-        opal_progress_event_users_increment();
-        rc = topoar_engine_setup_io(m->engine, all, &io);
-        opal_progress_event_users_decrement();
-        m->io_ctx.polling = false;
-        if (TOPOAR_OK != rc) {
-            problem = topoar_engine_error(m->engine);
-        }
+        problem = setup_with_io(m, comm, all);
     }
-
-    /* Agree: the lowest failing rank, or INT_MAX when all succeeded. */
-    first_failed = problem ? rank : INT_MAX;
-    rc = m->previous_allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm,
-                               m->previous_allreduce_module);
-    if (OMPI_SUCCESS != rc) {
-        first_failed = 0;
-        if (NULL == problem) {
-            problem = "could not agree on the set-up outcome";
-        }
-    }
+    first_failed = agree(m, comm, &problem);
     if (INT_MAX == first_failed) {
         m->state = TOPOAR_STATE_READY;
         (void) topoar_engine_hands_down_all(m->engine, &m->hand_down_all);

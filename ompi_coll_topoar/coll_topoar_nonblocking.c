@@ -23,9 +23,12 @@
  *              run by topoar when it completes (in progress, or in a
  *              blocking call, which completes it first).  No probes run
  *              there: the links come from a file, Slurm,
- *              coll_topoar_node_link or the process's cache, else they are
- *              assumed.  What the records decide holds from then on (auto
- *              on one host: later calls go to the previous module).
+ *              coll_topoar_node_link, else they are assumed, and auto's
+ *              contests wait; the first blocking allreduce on the
+ *              communicator sets it up again from the same records with
+ *              probes and contests (mca_coll_topoar_setup_complete).  What
+ *              the records decide holds from then on (auto on one host:
+ *              later calls go to the previous module).
  *   device     buffers in device memory are staged through host memory
  *              (copied in at the call, out at completion) when the
  *              communicator has an engine; else the call runs blocking
@@ -51,6 +54,7 @@
 #include "ompi/request/request.h"
 
 enum { PHASE_IDLE = 0, PHASE_PENDING = 1, PHASE_RUNNING = 2 };
+enum { kPassesPerProgress = 8 };
 
 typedef struct mca_coll_topoar_request_t {
     ompi_coll_base_nbc_request_t super;
@@ -406,7 +410,11 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     if (NULL != defaults) {
         topoar_engine_destroy(defaults); /* the operations keep what they need */
     }
-    free(s->all);
+    if (TOPOAR_STATE_READY == m->state && NULL == m->hand_down_all) {
+        m->nb_records = s->all; /* the first blocking call completes the set-up */
+    } else {
+        free(s->all);
+    }
     free(s);
     OBJ_RELEASE(comm); /* retained by start_setup: the module may go now */
     OBJ_RELEASE(m);
@@ -504,7 +512,17 @@ static int nb_progress(void)
         if (PHASE_RUNNING != r->phase) {
             continue;
         }
-        rc = topoar_op_advance(r->op, &done);
+        /* Passes while they find work (what a pass posted may be done at
+         * once: eager sends, messages already there), as a blocking call
+         * does between its progress calls; a few at most, so other work
+         * of this progress call is not held up. */
+        for (int pass = 0; pass < kPassesPerProgress; ++pass) {
+            int moved = 0;
+            rc = topoar_op_advance_moved(r->op, &done, &moved);
+            if (TOPOAR_OK != rc || done || !moved) {
+                break;
+            }
+        }
         if (TOPOAR_OK != rc || done) {
             list_remove(r);
             finish(r, TOPOAR_OK == rc ? OMPI_SUCCESS : MPI_ERR_INTERN, "run", &release);

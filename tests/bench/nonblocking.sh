@@ -18,8 +18,7 @@
 #            blocking in one job); topoar's blocking MPI_Allreduce
 #            (topoar_osu_allreduce -a, whatever --configs says), 64 KiB-8 MiB
 # Configurations: topoar = --mca coll topoar,tuned,libnbc,basic,self;
-# libnbc = --mca coll tuned,libnbc,basic,self.  Until topoar takes
-# MPI_Iallreduce, "topoar"'s nonblocking numbers are libnbc's too.
+# libnbc = --mca coll tuned,libnbc,basic,self.
 # Tables (medians over the repeats) on stdout and in DIR/summary.txt; every
 # job's output in DIR (default: a new /tmp/topoar-nb-bench.XXXXXX).
 # Runs under flock /tmp/topoar-bench.lock (taken here unless already held:
