@@ -227,11 +227,10 @@ static void finish(mca_coll_topoar_request_t *r, int rc, const char *what, bool 
         r->op = NULL;
     }
     r->super.super.req_status.MPI_ERROR = rc;
-    if (r->free_when_done) {
-        *release = true;
-        return;
-    }
-    ompi_request_complete(&r->super.super, true);
+    /* Completed even when freed while active: the MPI binding's completion
+     * callback (releasing what it retained) runs either way. */
+    ompi_request_complete(&r->super.super, !r->free_when_done);
+    *release = r->free_when_done;
 }
 
 /* Prepares r's operation on its module's engine (state READY, or FAILED

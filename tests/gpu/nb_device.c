@@ -8,14 +8,17 @@
  * integers).  Exit 0 when every check passed.
  */
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topoar_cudart.h"
 
-#if MPI_VERSION >= 4
+/* Open MPI 5 has MPI_Allreduce_init while its mpi.h says MPI_VERSION 3. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define ALLREDUCE_INIT MPI_Allreduce_init
 #else
 #define ALLREDUCE_INIT MPIX_Allreduce_init
