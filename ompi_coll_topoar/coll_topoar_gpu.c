@@ -606,7 +606,8 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         return OMPI_SUCCESS;
     }
 
-    if (TOPOAR_STATE_SETTING_UP == m->state) {
+    /* acquire: what a set-up finished by another thread's progress wrote */
+    if (TOPOAR_STATE_SETTING_UP == __atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
         mca_coll_topoar_setup_wait(m, comm); /* a nonblocking call began it */
     }
     if (TOPOAR_STATE_NEW == m->state) {

@@ -85,7 +85,8 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     if (NULL != why) {
         return mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
     }
-    if (TOPOAR_STATE_SETTING_UP == m->state) {
+    /* acquire: what a set-up finished by another thread's progress wrote */
+    if (TOPOAR_STATE_SETTING_UP == __atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
         mca_coll_topoar_setup_wait(m, comm); /* a nonblocking call began it */
     }
     if (TOPOAR_STATE_NEW == m->state) {

@@ -315,12 +315,21 @@ static topoar_engine_t *engine_from_records(ompi_communicator_t *comm, const top
     return e;
 }
 
-/* The allgather completed (under the lock): the engine, the state, and
- * the calls queued meanwhile prepared and started in their order.  Every
+/* The allgather completed (under the lock): the engine, the calls queued
+ * meanwhile prepared and started in their order, then the state.  Every
  * rank decides alike from the same records: settings that must agree but
  * differ, or a set-up that fails, leave the communicator to the previous
  * module (FAILED), and the queued calls run with an engine of the default
- * settings over the same records. */
+ * settings over the same records.
+ *
+ * Any thread's progress may run this while the communicator's own thread
+ * waits in a blocking call (mca_coll_topoar_setup_wait), which leaves its
+ * loop, without the lock, as soon as it sees the state change and then
+ * prepares and runs on m->engine, which is not thread-safe.  So the state
+ * is published last, after this function's last use of the engine: before
+ * that, a blocking call here found "the call is not the last one prepared
+ * on this engine", failed with truncated messages or hung (tests/mpi/
+ * test_threads --nb-first). */
 static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_request_t **released)
 {
     mca_coll_topoar_module_t *m = s->m;
@@ -328,7 +337,7 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     struct mca_coll_topoar_nb_setup **pp;
     mca_coll_topoar_request_t *r, *next;
     const char *why = NULL;
-    int bad_param = -1, bad_rank = -1, rc;
+    int bad_param = -1, bad_rank = -1, rc, state;
     topoar_engine_t *e = NULL, *defaults = NULL;
     bool failed = false;
 
@@ -361,11 +370,9 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     if (NULL != e && !failed) {
         (void) topoar_engine_hands_down_all(e, &m->hand_down_all);
     }
-    __atomic_store_n(&m->state, (NULL != e && !failed) ? TOPOAR_STATE_READY : TOPOAR_STATE_FAILED,
-                     __ATOMIC_RELEASE);
-    m->nb_setup = NULL;
+    state = (NULL != e && !failed) ? TOPOAR_STATE_READY : TOPOAR_STATE_FAILED;
     if (0 == ompi_comm_rank(comm)) {
-        if (TOPOAR_STATE_READY == m->state) {
+        if (TOPOAR_STATE_READY == state) {
             opal_output_verbose(10, mca_coll_topoar_component.output,
                                 "coll:topoar: %s (%d ranks) set up by a nonblocking call (no link probes):\n%s",
                                 comm->c_name, ompi_comm_size(comm), topoar_engine_describe(e));
@@ -406,6 +413,10 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     if (NULL != defaults) {
         topoar_engine_destroy(defaults); /* the operations keep what they need */
     }
+    /* Last (see above): a blocking call waiting for it may use m->engine
+     * from now on. */
+    m->nb_setup = NULL;
+    __atomic_store_n(&m->state, state, __ATOMIC_RELEASE);
     free(s->all);
     free(s);
     OBJ_RELEASE(comm); /* retained by start_setup: the module may go now */
