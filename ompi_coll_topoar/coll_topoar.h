@@ -240,8 +240,12 @@ void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info
  * Calls on different communicators may run at once in different threads,
  * and so may their set-ups.  Per-communicator state (the module, its engine)
  * is only touched by the one thread MPI allows on that communicator at a
- * time.  Process-wide state is written at component register/open (one
- * thread) and only read afterwards, or goes through these helpers (GCC
+ * time, except by the nonblocking code (coll_topoar_nonblocking.c), which
+ * any thread's progress runs under its lock: a nonblocking set-up finished
+ * there uses the engine and then, last, publishes the state that lets the
+ * communicator's thread use it (an acquire load there).  Process-wide
+ * state is written at component register/open (one thread) and only read
+ * afterwards, or goes through these helpers (GCC
  * __atomic builtins, as Open MPI's own headers need a GCC-compatible
  * compiler; relaxed order: each value stands alone, and on x86-64 a relaxed
  * load or store is a plain mov, so single-threaded calls pay nothing). */
