@@ -63,6 +63,14 @@ for spec in "tree 2 1" "ring 3 2" "auto 3 3" "tree 4 4" "ring 2 5" "auto 4 6"; d
     check "threads: nonblocking first, $1 np=$2 seed $3" timeout -k 5 40 \
         "${mpi[@]}" "${sn0[@]}" "${algopt[@]}" -np "$2" "$bin" --nb-first 4 --seed "$3" --expect-path host
 done
+# The same with the first calls handed to libnbc (--nb-down: a
+# non-commutative user op): topoar's blocking set-up runs while they are
+# outstanding and other threads' progress advances them.
+check "threads: libnbc calls first, tree np=3" timeout -k 5 40 \
+    "${mpi[@]}" "${sn0[@]}" --mca coll_topoar_allreduce_algorithm tree -np 3 "$bin" --nb-first 4 --nb-down \
+    --expect-path host
+check "threads: libnbc calls first, auto np=4" timeout -k 5 40 \
+    "${mpi[@]}" "${sn0[@]}" -np 4 "$bin" --nb-first 4 --nb-down --expect-path host
 
 echo "run-thread-tests: took $SECONDS s"
 echo "run-thread-tests: $passed passed, $failed failed"
