@@ -145,10 +145,16 @@ typedef struct mca_coll_topoar_module_t {
     mca_coll_topoar_pml_ctx_t io_ctx;
     /* A nonblocking set-up in flight (state SETTING_UP), or NULL. */
     struct mca_coll_topoar_nb_setup *nb_setup;
-    /* Set up by a nonblocking call: every rank's records, kept until the
-     * first blocking allreduce completes the set-up (probes, contests:
-     * mca_coll_topoar_setup_complete); NULL otherwise. */
+    /* Set up by a nonblocking call, until the first blocking allreduce
+     * (mca_coll_topoar_nb_end_provisional): every nonblocking call is
+     * topoar's, whatever the set-up decided and whenever this rank saw it
+     * complete -- the one rule every rank applies alike to each call.
+     * nb_records: every rank's records, for the set-up's completion
+     * (probes, contests) at that blocking call; nb_defaults: an engine of
+     * the default settings for calls the settings cannot plan. */
+    bool nb_provisional;
     topoar_rank_info_t *nb_records;
+    topoar_engine_t *nb_defaults;
 } mca_coll_topoar_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);
@@ -208,6 +214,10 @@ int mca_coll_topoar_allreduce_init(const void *sbuf, void *rbuf, mca_coll_topoar
                                    ompi_request_t **request, mca_coll_base_module_t *module);
 void mca_coll_topoar_setup_wait(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+/* The first blocking allreduce on a communicator set up by a nonblocking
+ * call (m->nb_provisional): completes the set-up (waits for it, then probes
+ * and contests) and ends the provisional rule.  Collective. */
+void mca_coll_topoar_nb_end_provisional(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 void mca_coll_topoar_nonblocking_close(void);
 /* Whether every member of comm runs on this host (no communication). */
 bool mca_coll_topoar_all_on_this_host(struct ompi_communicator_t *comm);
@@ -245,8 +255,12 @@ void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info
  * Calls on different communicators may run at once in different threads,
  * and so may their set-ups.  Per-communicator state (the module, its engine)
  * is only touched by the one thread MPI allows on that communicator at a
- * time.  Process-wide state is written at component register/open (one
- * thread) and only read afterwards, or goes through these helpers (GCC
+ * time, except by the nonblocking code (coll_topoar_nonblocking.c), which
+ * any thread's progress runs under its lock: a nonblocking set-up finished
+ * there uses the engine and then, last, publishes the state that lets the
+ * communicator's thread use it (an acquire load there).  Process-wide
+ * state is written at component register/open (one thread) and only read
+ * afterwards, or goes through these helpers (GCC
  * __atomic builtins, as Open MPI's own headers need a GCC-compatible
  * compiler; relaxed order: each value stands alone, and on x86-64 a relaxed
  * load or store is a plain mov, so single-threaded calls pay nothing). */

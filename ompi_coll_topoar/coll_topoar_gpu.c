@@ -606,11 +606,8 @@ int mca_coll_topoar_gpu_allreduce(mca_coll_topoar_module_t *m, const void *sbuf,
         return OMPI_SUCCESS;
     }
 
-    if (TOPOAR_STATE_SETTING_UP == m->state) {
-        mca_coll_topoar_setup_wait(m, comm); /* a nonblocking call began it */
-    }
-    if (NULL != m->nb_records) {
-        mca_coll_topoar_setup_complete(m, comm); /* probes and contests, now that a call may block */
+    if (m->nb_provisional) {
+        mca_coll_topoar_nb_end_provisional(m, comm); /* set up by a nonblocking call */
     }
     if (TOPOAR_STATE_NEW == m->state) {
         mca_coll_topoar_setup(m, comm);

@@ -73,6 +73,11 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     int rc;
     topoar_call_t call;
 
+    /* Set up by a nonblocking call: this first blocking call completes
+     * the set-up (coll_topoar_nonblocking.c). */
+    if (m->nb_provisional) {
+        mca_coll_topoar_nb_end_provisional(m, comm);
+    }
     /* auto on one host without rules: every call goes to the previous
      * module, with nothing in between but the counters. */
     if (NULL != m->hand_down_all) {
@@ -84,12 +89,6 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     }
     if (NULL != why) {
         return mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
-    }
-    if (TOPOAR_STATE_SETTING_UP == m->state) {
-        mca_coll_topoar_setup_wait(m, comm); /* a nonblocking call began it */
-    }
-    if (NULL != m->nb_records) {
-        mca_coll_topoar_setup_complete(m, comm); /* probes and contests, now that a call may block */
     }
     if (TOPOAR_STATE_NEW == m->state) {
         mca_coll_topoar_setup(m, comm);

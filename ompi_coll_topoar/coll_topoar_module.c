@@ -30,6 +30,8 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->ihandled = m->ifallback = m->phandled = m->pfallback = 0;
     m->nb_setup = NULL;
     m->nb_records = NULL;
+    m->nb_defaults = NULL;
+    m->nb_provisional = false;
     /* set by the blocking set-up when it gives the engine I/O; a
      * nonblocking set-up gives none (and leaves it idle) */
     m->io_ctx.comm = NULL;
@@ -72,6 +74,10 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
     }
     free(m->nb_records);
     m->nb_records = NULL;
+    if (NULL != m->nb_defaults) {
+        topoar_engine_destroy(m->nb_defaults);
+        m->nb_defaults = NULL;
+    }
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_topoar_module_t, mca_coll_base_module_t, topoar_module_construct,
@@ -317,7 +323,7 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
     if (NULL == all) {
         return;
     }
-    if (TOPOAR_STATE_READY == m->state && NULL != m->engine) {
+    if (TOPOAR_STATE_READY == m->state && NULL != m->engine && NULL == m->hand_down_all) {
         problem = setup_with_io(m, comm, all);
         first_failed = agree(m, comm, &problem);
         if (INT_MAX != first_failed) {
@@ -337,6 +343,19 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
         }
     }
     free(all);
+}
+
+void mca_coll_topoar_nb_end_provisional(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+{
+    if (TOPOAR_STATE_SETTING_UP == __atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
+        mca_coll_topoar_setup_wait(m, comm);
+    }
+    mca_coll_topoar_setup_complete(m, comm);
+    if (NULL != m->nb_defaults) {
+        topoar_engine_destroy(m->nb_defaults); /* operations keep their own */
+        m->nb_defaults = NULL;
+    }
+    m->nb_provisional = false;
 }
 
 /* Collective over comm: gathers every rank's host/socket/Slurm data and

@@ -26,9 +26,12 @@
  *              coll_topoar_node_link, else they are assumed, and auto's
  *              contests wait; the first blocking allreduce on the
  *              communicator sets it up again from the same records with
- *              probes and contests (mca_coll_topoar_setup_complete).  What
- *              the records decide holds from then on (auto on one host:
- *              later calls go to the previous module).
+ *              probes and contests (mca_coll_topoar_setup_complete).
+ *              Until that blocking call every nonblocking call is topoar's
+ *              (m->nb_provisional): ranks see the set-up complete at
+ *              different calls, so what it decided (auto on one host hands
+ *              calls down, a settings mismatch turns topoar off) holds only
+ *              from a call every rank reaches in the same place.
  *   device     buffers in device memory are staged through host memory
  *              (copied in at the call, out at completion) when the
  *              communicator has an engine; else the call runs blocking
@@ -108,6 +111,8 @@ static struct {
 } nb = {PTHREAD_MUTEX_INITIALIZER, 0, false, false, NULL, NULL, NULL};
 
 static int nb_progress(void);
+static topoar_engine_t *engine_from_records(ompi_communicator_t *comm, const topoar_config_t *conf,
+                                            const topoar_rank_info_t *all, const char **why);
 
 static void req_construct(mca_coll_topoar_request_t *r)
 {
@@ -278,6 +283,28 @@ static int prepare_op(mca_coll_topoar_request_t *r, int flags, int *route)
     return prepare_on(r, r->m->engine, flags, route);
 }
 
+/* A call made while the communicator's set-up by a nonblocking call is
+ * provisional (m->nb_provisional): topoar's, whatever the set-up decided;
+ * with the default settings' plan when the settings cannot plan it.
+ * Under the lock. */
+static int prepare_provisional(mca_coll_topoar_request_t *r)
+{
+    mca_coll_topoar_module_t *m = r->m;
+    int route = TOPOAR_ROUTE_NONE;
+    int rc = prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
+    if (OMPI_SUCCESS == rc && NULL == r->op && TOPOAR_ROUTE_HAND_DOWN == route) {
+        if (NULL == m->nb_defaults && NULL != m->nb_records) {
+            const char *why = NULL;
+            m->nb_defaults = engine_from_records(r->comm, NULL, m->nb_records, &why);
+        }
+        rc = prepare_on(r, m->nb_defaults, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
+    }
+    if (OMPI_SUCCESS == rc && NULL == r->op) {
+        rc = MPI_ERR_INTERN;
+    }
+    return rc;
+}
+
 /* Starts r's operation on its data (under the lock, r on the list):
  * running, or finished at once (nothing to move, or a failure). */
 static void run(mca_coll_topoar_request_t *r, bool *release)
@@ -318,12 +345,21 @@ static topoar_engine_t *engine_from_records(ompi_communicator_t *comm, const top
     return e;
 }
 
-/* The allgather completed (under the lock): the engine, the state, and
- * the calls queued meanwhile prepared and started in their order.  Every
+/* The allgather completed (under the lock): the engine, the calls queued
+ * meanwhile prepared and started in their order, then the state.  Every
  * rank decides alike from the same records: settings that must agree but
  * differ, or a set-up that fails, leave the communicator to the previous
  * module (FAILED), and the queued calls run with an engine of the default
- * settings over the same records. */
+ * settings over the same records.
+ *
+ * Any thread's progress may run this while the communicator's own thread
+ * waits in a blocking call (mca_coll_topoar_setup_wait), which leaves its
+ * loop, without the lock, as soon as it sees the state change and then
+ * prepares and runs on m->engine, which is not thread-safe.  So the state
+ * is published last, after this function's last use of the engine: before
+ * that, a blocking call here found "the call is not the last one prepared
+ * on this engine", failed with truncated messages or hung (tests/mpi/
+ * test_threads --nb-first). */
 static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_request_t **released)
 {
     mca_coll_topoar_module_t *m = s->m;
@@ -331,8 +367,8 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     struct mca_coll_topoar_nb_setup **pp;
     mca_coll_topoar_request_t *r, *next;
     const char *why = NULL;
-    int bad_param = -1, bad_rank = -1, rc;
-    topoar_engine_t *e = NULL, *defaults = NULL;
+    int bad_param = -1, bad_rank = -1, rc, state;
+    topoar_engine_t *e = NULL;
     bool failed = false;
 
     for (pp = &nb.setups; *pp != NULL; pp = &(*pp)->next) {
@@ -364,11 +400,9 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     if (NULL != e && !failed) {
         (void) topoar_engine_hands_down_all(e, &m->hand_down_all);
     }
-    __atomic_store_n(&m->state, (NULL != e && !failed) ? TOPOAR_STATE_READY : TOPOAR_STATE_FAILED,
-                     __ATOMIC_RELEASE);
-    m->nb_setup = NULL;
+    state = (NULL != e && !failed) ? TOPOAR_STATE_READY : TOPOAR_STATE_FAILED;
     if (0 == ompi_comm_rank(comm)) {
-        if (TOPOAR_STATE_READY == m->state) {
+        if (TOPOAR_STATE_READY == state) {
             opal_output_verbose(10, mca_coll_topoar_component.output,
                                 "coll:topoar: %s (%d ranks) set up by a nonblocking call (no link probes):\n%s",
                                 comm->c_name, ompi_comm_size(comm), topoar_engine_describe(e));
@@ -378,23 +412,17 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
                                 "later calls", comm->c_name, why ? why : "?");
         }
     }
+    /* The records stay until the first blocking allreduce (the set-up's
+     * completion; the defaults' engine for calls the settings cannot plan). */
+    m->nb_records = s->all;
     /* The calls queued meanwhile, in their order. */
     for (r = nb.head; r != NULL; r = next) {
-        int route = TOPOAR_ROUTE_NONE;
         bool release = false;
         next = r->next;
         if (r->m != m || PHASE_PENDING != r->phase) {
             continue;
         }
-        rc = NULL == e ? MPI_ERR_INTERN : prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
-        if (OMPI_SUCCESS == rc && NULL == r->op && TOPOAR_ROUTE_HAND_DOWN == route) {
-            /* The settings cannot run it (a forced device-only algorithm):
-             * too late for the previous module, so the defaults' plan. */
-            if (NULL == defaults) {
-                defaults = engine_from_records(comm, NULL, s->all, &why);
-            }
-            rc = prepare_on(r, defaults, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
-        }
+        rc = NULL == e ? MPI_ERR_INTERN : prepare_provisional(r);
         if (OMPI_SUCCESS != rc || NULL == r->op) {
             list_remove(r);
             finish(r, OMPI_SUCCESS != rc ? rc : MPI_ERR_INTERN, why ? why : "prepare", &release);
@@ -406,14 +434,10 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
             *released = r;
         }
     }
-    if (NULL != defaults) {
-        topoar_engine_destroy(defaults); /* the operations keep what they need */
-    }
-    if (TOPOAR_STATE_READY == m->state && NULL == m->hand_down_all) {
-        m->nb_records = s->all; /* the first blocking call completes the set-up */
-    } else {
-        free(s->all);
-    }
+    /* Last (see above): a blocking call waiting for it may use m->engine
+     * from now on. */
+    m->nb_setup = NULL;
+    __atomic_store_n(&m->state, state, __ATOMIC_RELEASE);
     free(s);
     OBJ_RELEASE(comm); /* retained by start_setup: the module may go now */
     OBJ_RELEASE(m);
@@ -451,6 +475,7 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
     s->next = nb.setups;
     nb.setups = s;
     m->nb_setup = s;
+    m->nb_provisional = true;
     OBJ_RETAIN(m); /* a persistent request that started it may be freed, and its communicator, before it ends */
     OBJ_RETAIN(comm);
     __atomic_store_n(&m->state, TOPOAR_STATE_SETTING_UP, __ATOMIC_RELEASE);
@@ -588,7 +613,7 @@ static int begin(mca_coll_topoar_request_t *r)
     if (NULL == r->op && TOPOAR_STATE_SETTING_UP != r->m->state) {
         /* a persistent request made during a set-up, started after it */
         int route = TOPOAR_ROUTE_NONE;
-        rc = prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
+        rc = r->m->nb_provisional ? prepare_provisional(r) : prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
         if (OMPI_SUCCESS == rc && NULL == r->op) {
             opal_output(0, "coll:topoar: %s: a persistent allreduce made while the communicator was being set "
                         "up cannot run with these settings (coll_topoar_allreduce_algorithm?); made after the "
@@ -711,6 +736,9 @@ static const char *decline(mca_coll_topoar_module_t *m, const void *sbuf, void *
     if (ompi_comm_size(comm) < 2) {
         return "one rank";
     }
+    if (m->nb_provisional) {
+        return NULL; /* until the first blocking allreduce: topoar's (make()) */
+    }
     switch (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
     case TOPOAR_STATE_NEW:
         /* Set up by this call, without blocking (make(), start_setup()):
@@ -740,6 +768,10 @@ static int make(mca_coll_topoar_request_t *r, bool *hand_down)
     pthread_mutex_lock(&nb.lock);
     if (TOPOAR_STATE_NEW == m->state) {
         rc = start_setup(m, r->comm);
+    } else if (m->nb_provisional) {
+        if (TOPOAR_STATE_SETTING_UP != m->state) {
+            rc = prepare_provisional(r);
+        } /* else queued: prepared when the set-up completes */
     } else if (TOPOAR_STATE_READY == m->state) {
         rc = prepare_op(r, r->device ? TOPOAR_PREPARE_NO_HAND_DOWN : 0, &route);
         if (OMPI_SUCCESS == rc && TOPOAR_ROUTE_HOST != route) {

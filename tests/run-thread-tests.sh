@@ -2,7 +2,10 @@
 # MPI_THREAD_MULTIPLE: tests/mpi/test_threads (4 threads per rank, each on
 # its own communicators, set-ups and calls racing) with the just-built
 # component, under auto and forced algorithms, asserting through MPI_T that
-# topoar executed every call (or, auto's default on one host, none).
+# topoar executed every call (or, auto's default on one host, none); and
+# with nonblocking calls first on every communicator (--nb-first), so that
+# nonblocking set-ups finished by other threads' progress race the
+# communicator's own blocking calls.
 # Skips (77) when the MPI library does not provide MPI_THREAD_MULTIPLE.
 # Environment (set by make check): TOPOAR_COMPONENT_DIR, OMPI_PKGLIBDIR,
 # MPIRUN, TOPOAR_BUILDDIR.
@@ -48,6 +51,26 @@ check "threads: tiny segments (segment_size=64) ring np=2" \
     "${mpi[@]}" --mca coll_topoar_segment_size 64 --mca coll_topoar_allreduce_algorithm ring \
     -np 2 "$bin" --rounds 2 --calls 12 --expect-path host
 check "threads: auto hands down (default) np=2" "${mpi[@]}" -np 2 "$bin" --expect-path down
+# Nonblocking calls first on every communicator (--nb-first): the set-up
+# runs as a nonblocking allgather that any thread's progress may finish
+# while the communicator's thread is already in its first blocking call.
+# Before the fix (finish_setup published the state before preparing the
+# queued calls on the engine) about half of such runs failed, hung or
+# crashed; six runs, each under a timeout.
+for spec in "tree 2 1" "ring 3 2" "auto 3 3" "tree 4 4" "ring 2 5" "auto 4 6"; do
+    set -- $spec
+    algopt=(); [ "$1" != auto ] && algopt=(--mca coll_topoar_allreduce_algorithm "$1")
+    check "threads: nonblocking first, $1 np=$2 seed $3" timeout -k 5 40 \
+        "${mpi[@]}" "${sn0[@]}" "${algopt[@]}" -np "$2" "$bin" --nb-first 4 --seed "$3" --expect-path host
+done
+# The same with the first calls handed to libnbc (--nb-down: a
+# non-commutative user op): topoar's blocking set-up runs while they are
+# outstanding and other threads' progress advances them.
+check "threads: libnbc calls first, tree np=3" timeout -k 5 40 \
+    "${mpi[@]}" "${sn0[@]}" --mca coll_topoar_allreduce_algorithm tree -np 3 "$bin" --nb-first 4 --nb-down \
+    --expect-path host
+check "threads: libnbc calls first, auto np=4" timeout -k 5 40 \
+    "${mpi[@]}" "${sn0[@]}" -np 4 "$bin" --nb-first 4 --nb-down --expect-path host
 
 echo "run-thread-tests: took $SECONDS s"
 echo "run-thread-tests: $passed passed, $failed failed"

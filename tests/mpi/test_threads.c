@@ -18,6 +18,17 @@
  * reference computed locally (the inputs make every order give the same
  * bits).
  *
+ * --nb-first K: on every communicator, K MPI_Iallreduce calls (MPI_INT sum,
+ * 1000..1000+K-1 elements) are started first -- topoar's set-up then runs
+ * as a nonblocking allgather, with the calls queued behind it -- and the
+ * N blocking calls run while they are outstanding (the first one completes
+ * the set-up, which another thread's progress may be finishing at that
+ * moment); then MPI_Waitall, and each nonblocking result is checked too.
+ * --nb-down: those K calls use a non-commutative user op (the lowest
+ * rank's value), which topoar hands to the previous module (libnbc): the
+ * first blocking call then runs topoar's blocking set-up while they are
+ * outstanding, progressed by any thread.
+ *
  * --expect-path host|down: per communicator, topoar's MPI_T counter
  * coll_topoar_allreduce_handled must equal N (host: topoar executed every
  * call) or 0 (down: every call handed to the previous module); read by each
@@ -42,6 +53,10 @@
 static int world_rank, world_size;
 static int n_threads = 4, n_rounds = 6, n_calls = 24;
 static int expect_path = -1;
+static int n_nb_first = 0, nb_down = 0;
+static MPI_Op op_first = MPI_OP_NULL; /* --nb-down: non-commutative, keeps the lowest rank's value */
+#define MAX_NB_FIRST 16
+#define NB_FIRST_COUNT 1000
 static uint64_t seed = 0x7468726561647321ULL;
 static pthread_barrier_t start_line;
 
@@ -112,6 +127,13 @@ static void reference(int kind, char *ref, size_t n, uint64_t call, int size)
     }
 }
 
+/* inout = in (from the lower ranks) op inout: keeps the lowest rank's value */
+static void keep_first(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    memcpy(inout, in, (size_t)*len * sizeof(int));
+}
+
 /* n_calls checked allreduces on comm; one case (passed or failed). */
 static void run_on(thread_t *t, tp_pvars *pv, MPI_Comm comm, int round, const char *what)
 {
@@ -120,7 +142,27 @@ static void run_on(thread_t *t, tp_pvars *pv, MPI_Comm comm, int round, const ch
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     tp_count handled;
+    MPI_Request nbreq[MAX_NB_FIRST];
+    int *nbbuf[MAX_NB_FIRST];
     tp_count_begin(pv, comm, &handled);
+    /* --nb-first: the first calls on comm are nonblocking (the set-up
+     * starts without blocking); the blocking calls run while they are out. */
+    for (int q = 0; q < n_nb_first; q++) {
+        size_t n = NB_FIRST_COUNT + (size_t)q;
+        uint64_t call = mix(seed ^ 0x6e62ULL ^ ((uint64_t)t->id << 40) ^ ((uint64_t)(round + 1) << 20) ^ (uint64_t)q);
+        nbbuf[q] = malloc(n * sizeof(int));
+        if (!nbbuf[q]) {
+            printf("rank %d: out of memory\n", world_rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (size_t k = 0; k < n; k++) put(K_INT_SUM, (char *)nbbuf[q], k, in_bits(call, rank, k));
+        if (MPI_Iallreduce(MPI_IN_PLACE, nbbuf[q], (int)n, MPI_INT, nb_down ? op_first : MPI_SUM, comm, &nbreq[q]) !=
+            MPI_SUCCESS) {
+            printf("FAIL rank %d thread %d: %s: MPI_Iallreduce %d failed\n", world_rank, t->id, what, q);
+            nbreq[q] = MPI_REQUEST_NULL;
+            wrong++;
+        }
+    }
     for (int j = 0; j < n_calls; j++) {
         int kind = (j + t->id) % K_N;
         size_t n = counts[(size_t)(j + t->id + round) % N_COUNTS];
@@ -142,6 +184,25 @@ static void run_on(thread_t *t, tp_pvars *pv, MPI_Comm comm, int round, const ch
                        world_rank, t->id, what, j, kind, n, inplace ? ", in place" : "", rc, k);
             }
         }
+    }
+    if (n_nb_first > 0 && MPI_Waitall(n_nb_first, nbreq, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+        printf("FAIL rank %d thread %d: %s: MPI_Waitall of the first nonblocking calls failed\n", world_rank,
+               t->id, what);
+        wrong++;
+    }
+    for (int q = 0; q < n_nb_first; q++) {
+        size_t n = NB_FIRST_COUNT + (size_t)q;
+        uint64_t call = mix(seed ^ 0x6e62ULL ^ ((uint64_t)t->id << 40) ^ ((uint64_t)(round + 1) << 20) ^ (uint64_t)q);
+        if (nb_down) /* rank 0's input */
+            for (size_t k = 0; k < n; k++) put(K_INT_SUM, t->ref, k, in_bits(call, 0, k));
+        else
+            reference(K_INT_SUM, t->ref, n, call, size);
+        if (memcmp(nbbuf[q], t->ref, n * sizeof(int)) != 0) {
+            if (wrong++ < 3)
+                printf("FAIL rank %d thread %d: %s: nonblocking call %d (%zu ints) wrong\n", world_rank, t->id, what,
+                       q, n);
+        }
+        free(nbbuf[q]);
     }
     long long h = tp_count_end(pv, &handled);
     if (expect_path >= 0) {
@@ -206,6 +267,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) n_rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--calls") && i + 1 < argc) n_calls = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--nb-down")) nb_down = 1;
+        else if (!strcmp(argv[i], "--nb-first") && i + 1 < argc) {
+            n_nb_first = atoi(argv[++i]);
+            if (n_nb_first < 0 || n_nb_first > MAX_NB_FIRST) expect_path = -2;
+        }
         else if (!strcmp(argv[i], "--expect-path") && i + 1 < argc) {
             i++;
             expect_path = !strcmp(argv[i], "host") ? TP_PATH_HOST : !strcmp(argv[i], "down") ? TP_PATH_HAND_DOWN : -2;
@@ -213,7 +279,7 @@ int main(int argc, char **argv)
         if (expect_path == -2 || n_threads < 1 || n_threads > MAX_THREADS) {
             if (world_rank == 0)
                 printf("usage: test_threads [--threads T (1..%d)] [--rounds R] [--calls N] [--seed S] "
-                       "[--expect-path host|down]\n", MAX_THREADS);
+                       "[--nb-first K (0..%d)] [--nb-down] [--expect-path host|down]\n", MAX_THREADS, MAX_NB_FIRST);
             MPI_Finalize();
             return 2;
         }
@@ -226,6 +292,7 @@ int main(int argc, char **argv)
         return 77;
     }
     MPI_T_init_thread(MPI_THREAD_MULTIPLE, &prov_t);
+    MPI_Op_create(keep_first, 0, &op_first);
 
     thread_t th[MAX_THREADS];
     pthread_t tid[MAX_THREADS];
@@ -269,6 +336,7 @@ int main(int argc, char **argv)
                world_size, n_threads, n_rounds + 1, n_calls, secs);
         printf("%ld passed, %ld failed\n", (long)n_threads * (n_rounds + 1) - all[1], all[1]);
     }
+    MPI_Op_free(&op_first);
     MPI_T_finalize();
     MPI_Finalize();
     return all[1] ? 1 : 0;
