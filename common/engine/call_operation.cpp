@@ -92,13 +92,4 @@ void CallOperation::abandon() {
     running_ = false;
 }
 
-Status run_to_end(CallOperation& op, Transport& transport) {
-    bool done = false, moved = true;
-    while (true) {
-        if (!moved) transport.progress();
-        TOPOAR_TRY(op.advance(&done, &moved));
-        if (done) return Status::ok();
-    }
-}
-
 }  // namespace topoar

@@ -59,8 +59,6 @@ private:
     ExecOperation exec_;
 };
 
-// Drives a started operation to its end: a pass, and the transport's
-// progress before the next one whenever a pass saw nothing complete.
-Status run_to_end(CallOperation& op, Transport& transport);
+// Driven to its end with run_to_end (exec/executor.hpp).
 
 }  // namespace topoar

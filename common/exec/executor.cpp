@@ -209,20 +209,6 @@ void ExecOperation::abandon() {
     cancel_posted(&failed, &problem);
 }
 
-// A pass that saw nothing complete drives the transport's progress before
-// the next one; a pass that did goes on at once (what it posted may already
-// be done: eager sends, messages waiting unexpected).  Progress first
-// would, on an oversubscribed host, give the core away (the progress engine
-// yields when it finds nothing) with work at hand.
-Status run_to_end(ExecOperation& op, Transport& transport) {
-    bool done = false, moved = true;
-    while (true) {
-        if (!moved) transport.progress();
-        TOPOAR_TRY(op.advance(&done, &moved));
-        if (done) return Status::ok();
-    }
-}
-
 Status Executor::run(const ExecProgram& prog, void* buf, void* scratch, std::size_t elem_size,
                      Transport& transport, Reducer& reducer) {
     TOPOAR_TRY(op_.start(prog, buf, scratch, elem_size, transport, reducer));

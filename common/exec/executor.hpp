@@ -115,8 +115,21 @@ private:
     std::vector<unsigned char> own_scratch_;
 };
 
-// Runs `op`, started, to its end: a pass, and the transport's progress
-// before the next one whenever a pass saw nothing complete.
-Status run_to_end(ExecOperation& op, Transport& transport);
+// Runs a started operation (ExecOperation, or engine/call_operation.hpp's
+// CallOperation) to its end.  A pass that saw nothing complete drives the
+// transport's progress before the next one; a pass that did goes on at once
+// (what it posted may already be done: eager sends, messages waiting
+// unexpected).  Progress first would, on an oversubscribed host, give the
+// core away (the progress engine yields when it finds nothing) with work at
+// hand.
+template <class Operation>
+Status run_to_end(Operation& op, Transport& transport) {
+    bool done = false, moved = true;
+    while (true) {
+        if (!moved) transport.progress();
+        TOPOAR_TRY(op.advance(&done, &moved));
+        if (done) return Status::ok();
+    }
+}
 
 }  // namespace topoar
