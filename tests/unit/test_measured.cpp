@@ -681,68 +681,6 @@ void test_small_message_trials(void**) {
 // previous module's, whatever the contest: not as a turn, not after the
 // previous module won the class.  A class whose every call is such a call
 // settles among topoar's own contenders.
-// Nonblocking calls (CallKind::nonblocking) are never timed: interleaved
-// with a contest's blocking calls of the same class they take no turn, are
-// never handed to the previous module (not even once it won the class: its
-// blocking allreduce is not what a nonblocking call would get), and the
-// contest still ends as it would without them.
-void test_nonblocking_calls_take_no_turn(void**) {
-    clear_probe_cache();
-    const int n = 5;
-    const char* host_of[] = {"a", "a", "b", "b", "b"};
-    topoar_test::FakeNetwork network(n);
-    Gather gather(n);
-    std::vector<std::string> notices(n);
-    std::vector<Status> st(n);
-    std::vector<int> wrong(n, 0), nb_handed(n, 0), nb_turns(n, 0), nb_runs(n, 0), late_handed(n, 0);
-    run_rank_threads(n, host_of, network, gather,
-                     [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
-            const std::size_t R = static_cast<std::size_t>(r);
-            topoar_test::SumReducer<std::int32_t> sum;
-            EngineConfig cfg;
-            cfg.probe = false;
-            cfg.trial_calls = 3;
-            Engine e(r, n, cfg);
-            Status s = e.setup(ranks, &io);
-            for (int k = 0; k < 80 && s; ++k) {
-                const bool nonblocking = k % 2 == 1;
-                PreparedCall c;
-                CallKind kind;
-                kind.nonblocking = nonblocking;
-                s = e.prepare(16, 4, MemType::host, &c, PairCaps{}, kind);
-                if (!s) break;
-                if (nonblocking) {
-                    if (is_hand_down(c.route)) ++nb_handed[R];
-                    if (c.trial.cls >= 0) ++nb_turns[R];
-                }
-                if (is_hand_down(c.route)) {
-                    if (!nonblocking && k >= 70) ++late_handed[R];
-                } else {
-                    std::vector<std::int32_t> buf(16, r + 1);
-                    s = e.run(c, buf.data(), t, sum);
-                    for (std::int32_t v : buf)
-                        if (v != n * (n + 1) / 2) ++wrong[R];
-                    if (nonblocking) ++nb_runs[R];
-                }
-                if (s && c.trial.cls >= 0 && !c.trial.decided) {
-                    s = e.note_trial(c, is_hand_down(c.route) ? 1e-3 : 8e-3, io);
-                    notices[R] += e.take_notice();
-                }
-            }
-            st[R] = s;
-        });
-    for (int r = 0; r < n; ++r) {
-        const std::size_t i = static_cast<std::size_t>(r);
-        expect_ok(st[i]);
-        assert_int_equal(wrong[i], 0);
-        assert_int_equal(nb_handed[i], 0);
-        assert_int_equal(nb_turns[i], 0);
-        assert_int_equal(nb_runs[i], 40);
-        assert_int_equal(late_handed[i], 5);  // blocking calls 70, 72, ... 78: the winner's
-        assert_non_null(std::strstr(notices[i].c_str(), "previous module from now on"));
-    }
-}
-
 void test_small_message_trials_own_result(void**) {
     clear_probe_cache();
     const int n = 5;
@@ -807,6 +745,68 @@ void test_small_message_trials_own_result(void**) {
         assert_string_equal(notices[i].c_str(), notices[0].c_str());
     }
     clear_probe_cache();
+}
+
+// Nonblocking calls (CallKind::nonblocking) are never timed: interleaved
+// with a contest's blocking calls of the same class they take no turn, are
+// never handed to the previous module (not even once it won the class: its
+// blocking allreduce is not what a nonblocking call would get), and the
+// contest still ends as it would without them.
+void test_nonblocking_calls_take_no_turn(void**) {
+    clear_probe_cache();
+    const int n = 5;
+    const char* host_of[] = {"a", "a", "b", "b", "b"};
+    topoar_test::FakeNetwork network(n);
+    Gather gather(n);
+    std::vector<std::string> notices(n);
+    std::vector<Status> st(n);
+    std::vector<int> wrong(n, 0), nb_handed(n, 0), nb_turns(n, 0), nb_runs(n, 0), late_handed(n, 0);
+    run_rank_threads(n, host_of, network, gather,
+                     [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
+            const std::size_t R = static_cast<std::size_t>(r);
+            topoar_test::SumReducer<std::int32_t> sum;
+            EngineConfig cfg;
+            cfg.probe = false;
+            cfg.trial_calls = 3;
+            Engine e(r, n, cfg);
+            Status s = e.setup(ranks, &io);
+            for (int k = 0; k < 80 && s; ++k) {
+                const bool nonblocking = k % 2 == 1;
+                PreparedCall c;
+                CallKind kind;
+                kind.nonblocking = nonblocking;
+                s = e.prepare(16, 4, MemType::host, &c, PairCaps{}, kind);
+                if (!s) break;
+                if (nonblocking) {
+                    if (is_hand_down(c.route)) ++nb_handed[R];
+                    if (c.trial.cls >= 0) ++nb_turns[R];
+                }
+                if (is_hand_down(c.route)) {
+                    if (!nonblocking && k >= 70) ++late_handed[R];
+                } else {
+                    std::vector<std::int32_t> buf(16, r + 1);
+                    s = e.run(c, buf.data(), t, sum);
+                    for (std::int32_t v : buf)
+                        if (v != n * (n + 1) / 2) ++wrong[R];
+                    if (nonblocking) ++nb_runs[R];
+                }
+                if (s && c.trial.cls >= 0 && !c.trial.decided) {
+                    s = e.note_trial(c, is_hand_down(c.route) ? 1e-3 : 8e-3, io);
+                    notices[R] += e.take_notice();
+                }
+            }
+            st[R] = s;
+        });
+    for (int r = 0; r < n; ++r) {
+        const std::size_t i = static_cast<std::size_t>(r);
+        expect_ok(st[i]);
+        assert_int_equal(wrong[i], 0);
+        assert_int_equal(nb_handed[i], 0);
+        assert_int_equal(nb_turns[i], 0);
+        assert_int_equal(nb_runs[i], 40);
+        assert_int_equal(late_handed[i], 5);  // blocking calls 70, 72, ... 78: the winner's
+        assert_non_null(std::strstr(notices[i].c_str(), "previous module from now on"));
+    }
 }
 
 void test_probe_params(void**) {
