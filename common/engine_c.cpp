@@ -515,12 +515,7 @@ int topoar_op_start(topoar_op_t* op, void* buf) {
     }
 }
 
-int topoar_op_advance(topoar_op_t* op, int* done) {
-    int moved = 0;
-    return topoar_op_advance_moved(op, done, &moved);
-}
-
-int topoar_op_advance_moved(topoar_op_t* op, int* done, int* moved) {
+int topoar_op_advance(topoar_op_t* op, int* done, int* moved) {
     try {
         bool d = false, m = false;
         Status s = op->op.advance(&d, &m);

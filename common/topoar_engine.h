@@ -286,12 +286,10 @@ topoar_op_t *topoar_engine_op_create(topoar_engine_t *engine, const topoar_call_
  * calls).  TOPOAR_OK or an error (nothing left posted). */
 int topoar_op_start(topoar_op_t *op, void *buf);
 /* One pass: applies what arrived, posts what became ready; *done = 1 once
- * the run finished.  An error ends the run (its posted requests
- * cancelled); topoar_op_error() says where. */
-int topoar_op_advance(topoar_op_t *op, int *done);
-/* The same; *moved = 1 when something completed in this pass (another
- * pass may find more at once). */
-int topoar_op_advance_moved(topoar_op_t *op, int *done, int *moved);
+ * the run finished, *moved = 1 when something completed in this pass
+ * (another pass may find more at once).  An error ends the run (its posted
+ * requests cancelled); topoar_op_error() says where. */
+int topoar_op_advance(topoar_op_t *op, int *done, int *moved);
 const char *topoar_op_error(const topoar_op_t *op);
 /* Frees it; a run still going is given up (its requests cancelled). */
 void topoar_op_destroy(topoar_op_t *op);

@@ -70,7 +70,8 @@ static const struct {
      offsetof(mca_coll_topoar_module_t, phandled)},
     {"allreduce_init_fallback",
      "Persistent allreduce requests on this communicator handed to the previous coll module (counted "
-     "once, at init)",
+     "once, at init; a request on device buffers whose starts run the blocking device path counts at "
+     "every start)",
      offsetof(mca_coll_topoar_module_t, pfallback)},
 };
 

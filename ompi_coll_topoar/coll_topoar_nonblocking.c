@@ -133,11 +133,17 @@ static OBJ_CLASS_INSTANCE(mca_coll_topoar_request_t, ompi_coll_base_nbc_request_
 
 /* ---- the active list (under nb.lock) -------------------------------------- */
 
-/* Polls the event library on every progress call while operations are
- * active (TCP sockets then need no tick to be read), as a blocking call
- * does once it has gone idle. */
-static void update_polling(void)
+/* Every change of nb.active (a request on the list, a set-up in flight)
+ * goes through here: the progress callback is registered when first
+ * needed, and the event library is polled on every progress call while
+ * anything is active (TCP sockets then need no tick to be read), as a
+ * blocking call does once it has gone idle. */
+static void active_add(int delta)
 {
+    __atomic_store_n(&nb.active, nb.active + delta, __ATOMIC_RELAXED);
+    if (!nb.registered && nb.active > 0) {
+        nb.registered = OPAL_SUCCESS == opal_progress_register(nb_progress);
+    }
     if (nb.active > 0 && !nb.polling) {
         opal_progress_event_users_increment();
         nb.polling = true;
@@ -156,11 +162,7 @@ static void list_append(mca_coll_topoar_request_t *r)
         nb.tail->next = r;
         nb.tail = r;
     }
-    __atomic_store_n(&nb.active, nb.active + 1, __ATOMIC_RELAXED);
-    if (!nb.registered) {
-        nb.registered = OPAL_SUCCESS == opal_progress_register(nb_progress);
-    }
-    update_polling();
+    active_add(1);
 }
 
 /* Takes r off the list (a walk: few operations are outstanding). */
@@ -183,8 +185,7 @@ static void list_remove(mca_coll_topoar_request_t *r)
         nb.tail = prev;
     }
     r->next = NULL;
-    __atomic_store_n(&nb.active, nb.active - 1, __ATOMIC_RELAXED);
-    update_polling();
+    active_add(-1);
 }
 
 /* ---- requests ------------------------------------------------------------- */
@@ -377,7 +378,7 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
             break;
         }
     }
-    __atomic_store_n(&nb.active, nb.active - 1, __ATOMIC_RELAXED);
+    active_add(-1);
     rc = ompi_request_wait(&s->req, MPI_STATUS_IGNORE); /* complete: frees it */
     if (OMPI_SUCCESS != rc) {
         why = "the allgather of rank data failed";
@@ -479,10 +480,7 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
     OBJ_RETAIN(m); /* a persistent request that started it may be freed, and its communicator, before it ends */
     OBJ_RETAIN(comm);
     __atomic_store_n(&m->state, TOPOAR_STATE_SETTING_UP, __ATOMIC_RELEASE);
-    __atomic_store_n(&nb.active, nb.active + 1, __ATOMIC_RELAXED);
-    if (!nb.registered) {
-        nb.registered = OPAL_SUCCESS == opal_progress_register(nb_progress);
-    }
+    active_add(1);
     opal_output_verbose(20, mca_coll_topoar_component.output,
                         "coll:topoar: %s: first allreduce is nonblocking: set-up started as a nonblocking "
                         "allgather", comm->c_name);
@@ -542,7 +540,7 @@ static int nb_progress(void)
          * of this progress call is not held up. */
         for (int pass = 0; pass < kPassesPerProgress; ++pass) {
             int moved = 0;
-            rc = topoar_op_advance_moved(r->op, &done, &moved);
+            rc = topoar_op_advance(r->op, &done, &moved);
             if (TOPOAR_OK != rc || done || !moved) {
                 break;
             }

@@ -9,18 +9,6 @@ namespace topoar {
 Status CallOperation::start(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer) {
     if (running_) return Status::internal("start() of an operation still running");
     call_ = &call;
-    return begin(buf, transport, reducer);
-}
-
-Status CallOperation::start_owned(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer) {
-    if (running_) return Status::internal("start() of an operation still running");
-    if (&call != &own_) own_ = call;
-    call_ = &own_;
-    return begin(buf, transport, reducer);
-}
-
-Status CallOperation::begin(void* buf, Transport& transport, Reducer& reducer) {
-    const PreparedCall& call = *call_;
     if (!runs_on_host(call.route))
         return Status::internal(std::string("run of a call whose route is ") + route_name(call.route));
     chunks_ = call.plan ? call.num_chunks() : 0;

@@ -27,28 +27,21 @@ public:
     CallOperation& operator=(const CallOperation&) = delete;
 
     // Starts a run of `call` (a host route: runs_on_host) on buf in place.
-    // start() refers to `call`, which must outlive the run (the blocking
-    // path: the engine's prepared call); start_owned() keeps its own copy
-    // (nonblocking and persistent operations).  buf, transport and reducer
-    // must outlive the run.  A call with nothing to move is done at once.
+    // call, buf, transport and reducer must outlive the run.  A call with
+    // nothing to move is done at once.
     Status start(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer);
-    Status start_owned(const PreparedCall& call, void* buf, Transport& transport, Reducer& reducer);
     // One pass (ExecOperation::advance); moves to the next chunk when one
     // finishes.  Never drives the transport's progress itself.
     Status advance(bool* done, bool* moved);
     bool running() const { return running_; }
-    // The call this operation runs (after start()).
-    const PreparedCall& call() const { return *call_; }
     // Gives a running operation up: its posted requests are cancelled.
     void abandon();
 
 private:
-    Status begin(void* buf, Transport& transport, Reducer& reducer);
     Status start_chunk();
     Status chunk_error(const Status& s) const;
 
-    PreparedCall own_;
-    const PreparedCall* call_ = &own_;
+    const PreparedCall* call_ = nullptr;
     char* buf_ = nullptr;
     Transport* transport_ = nullptr;
     Reducer* reducer_ = nullptr;

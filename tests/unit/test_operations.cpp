@@ -63,16 +63,17 @@ void run_rank(int r, const EngineConfig& cfg, const std::vector<std::size_t>& co
     }
     std::vector<std::unique_ptr<FakeTransport>> ts;
     std::vector<std::unique_ptr<CallOperation>> ops;
+    std::vector<PreparedCall> calls(K);  // kept by their operations' caller, as topoar_op does
     SumReducer<std::int64_t> sum;
     for (std::size_t k = 0; k < K; ++k) {
         ts.emplace_back(new FakeTransport(*nets[k], r));
         ops.emplace_back(new CallOperation);
-        PreparedCall call;
+        PreparedCall& call = calls[k];
         CallKind nb;
         nb.nonblocking = true;
         s = e.prepare(counts[k], 8, MemType::host, &call, PairCaps{}, nb);
         if (s && call.route != Route::host) s = Status::internal("route is not host");
-        if (s) s = ops[k]->start_owned(call, bufs[k].data(), *ts[k], sum);
+        if (s) s = ops[k]->start(call, bufs[k].data(), *ts[k], sum);
         if (!s) {
             *err = "op " + std::to_string(k) + ": " + s.message();
             return;
@@ -185,7 +186,7 @@ static void test_abandon_cancels(void** state) {
     PreparedCall call;
     assert_true(e.prepare(buf.size(), 8, MemType::host, &call).is_ok());
     CallOperation op;
-    assert_true(op.start_owned(call, buf.data(), t, sum).is_ok());
+    assert_true(op.start(call, buf.data(), t, sum).is_ok());
     bool done = false, moved = false;
     for (int i = 0; i < 10; ++i) assert_true(op.advance(&done, &moved).is_ok());
     assert_false(done);
@@ -198,7 +199,7 @@ static void test_abandon_cancels(void** state) {
     // Reusable after: a second start is accepted.
     FakeNetwork net2(kRanks);
     FakeTransport t2(net2, 0);
-    assert_true(op.start_owned(call, buf.data(), t2, sum).is_ok());
+    assert_true(op.start(call, buf.data(), t2, sum).is_ok());
     op.abandon();
     assert_int_equal(t2.outstanding(), 0);
 }
