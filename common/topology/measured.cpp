@@ -67,10 +67,13 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     };
 
     // What the ports say bounds what a host's pairs seem to reach.
-    for (int i = 0; i < n; ++i) {
-        const double port = net.nic[static_cast<std::size_t>(i)];
-        if (port > 0 && up[static_cast<std::size_t>(i)] > port) up[static_cast<std::size_t>(i)] = port;
-    }
+    auto cap_to_ports = [&] {
+        for (int i = 0; i < n; ++i) {
+            const double port = net.nic[static_cast<std::size_t>(i)];
+            if (port > 0 && up[static_cast<std::size_t>(i)] > port) up[static_cast<std::size_t>(i)] = port;
+        }
+    };
+    cap_to_ports();
     // Racks: a host joins the first group it reaches at host-link rate
     // from at least half of its measured members.  A shared uplink holds
     // back every pair that crosses it; one slow pair alone is a disturbed
@@ -119,6 +122,11 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     for (std::size_t g = 0; g < groups.size(); ++g)
         for (int h : groups[g]) group_of[static_cast<std::size_t>(h)] = static_cast<int>(g);
     const bool racks = groups.size() > 1;
+
+    // Link classes (after the racks, which compare pairs with the rates as
+    // measured).
+    snap_link_classes(&up);
+    cap_to_ports();  // a host never gets more than its own port by its class
 
     // Latencies: a host's share is half its fastest pair inside its group.
     std::vector<double> lam(static_cast<std::size_t>(n), 0.0);
@@ -177,6 +185,23 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     }
     *out = std::move(net);
     return Status::ok();
+}
+
+void snap_link_classes(std::vector<double>* rates) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < rates->size(); ++i)
+        if ((*rates)[i] > 0) order.push_back(i);
+    // Fastest first; equal rates by index, so every rank orders alike.
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return (*rates)[a] > (*rates)[b]; });
+    double top = 0;
+    for (std::size_t i : order) {
+        double& r = (*rates)[i];
+        if (top > 0 && r * kSameLinkFactor >= top)
+            r = top;
+        else
+            top = r;
+    }
 }
 
 Link model_link(const Link& measured, double overhead, double share, double floor) {

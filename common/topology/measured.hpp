@@ -23,6 +23,12 @@
 //     half of its members (one slow pair alone is a disturbed measurement); the rack's uplink is what the pairs leaving it moved
 //     at once in a round (the flows that crossed it together), averaged
 //     over the rounds;
+//   - link classes: host up-links within kSameLinkFactor of a faster
+//     host's are taken as that host's rate (the fastest of the class):
+//     probes on busy cores err by up to ~1.4x, always downwards, and a
+//     host measured 30 % slow must not turn an even network into an
+//     uneven one (bandwidth-weighted shares, another algorithm: measured
+//     1.4-1.5x slower calls on 1,2,2 ranks at 1 Gbit/s);
 //   - latencies: a pair's one-way time is split over the links it crosses;
 //   - the rate inside a host is kept only when it beats the host's network
 //     port (anything slower was disturbed by other processes on the cores).
@@ -47,6 +53,18 @@ std::vector<std::vector<std::pair<int, int>>> probe_schedule(int hosts);
 // Below this fraction of both hosts' up-links, a pair is held back by
 // something between them (a rack uplink), not by either host's own link.
 constexpr double kRackFactor = 0.6;
+
+// Host up-links measured within this factor of a faster one are one link
+// class, at the class's fastest rate (snap_link_classes).  Rates that truly
+// differ by less (a 300 Mbit/s host beside a 400 Mbit/s one) are then
+// taken as equal: weighted shares lose at most this factor there, where a
+// wrong class cost 1.4-1.5x on equal links.
+constexpr double kSameLinkFactor = 1.5;
+
+// Classes from the fastest down: a rate at or above the current class's
+// top / kSameLinkFactor joins it and takes its top; otherwise it starts a
+// class.  Zeros (unmeasured) stay zero.
+void snap_link_classes(std::vector<double>* rates);
 
 struct ProbeMatrix {
     explicit ProbeMatrix(int n = 0);

@@ -177,6 +177,37 @@ void test_slow_host(void**) {
     assert_true(near(net.host_up[1].bandwidth, 12.5e6) && near(net.host_up[2].bandwidth, 50e6));
 }
 
+// Link classes: a host measured up to kSameLinkFactor below a faster one
+// is that one's class (probe noise on busy cores, 826 / 826 / 595 Mbit/s
+// measured on three 1 Gbit/s hosts); rates further apart stay apart, also
+// when several classes chain (1000, 700, 490: 490 is not within 1.5x of
+// the class's top, 1000).
+void test_link_classes(void**) {
+    std::vector<double> r = {826e6, 826e6, 595e6};
+    snap_link_classes(&r);
+    for (double x : r) assert_true(near(x, 826e6));
+    r = {400e6, 250e6, 100e6, 1000e6};
+    snap_link_classes(&r);
+    assert_true(near(r[0], 400e6) && near(r[1], 250e6) && near(r[2], 100e6) && near(r[3], 1000e6));
+    r = {700e6, 1000e6, 490e6, 0.0};
+    snap_link_classes(&r);
+    assert_true(near(r[0], 1000e6) && near(r[1], 1000e6) && near(r[2], 490e6));
+    assert_true(r[3] == 0.0);
+    // Through infer_network: the slightly slow host is taken at its
+    // class's rate; a clearly slow one (4x, test_slow_host) stays slow.
+    FakeNet f;
+    f.host_bw = {103e6, 103e6, 74e6};
+    f.rack = {0, 0, 0};
+    f.rack_bw = {1e12};
+    MeasuredNetwork net;
+    expect_ok(infer_network(f.probe(), names(3), &net));
+    assert_int_equal(net.num_racks(), 0);
+    for (int h = 0; h < 3; ++h) assert_true(near(net.host_up[static_cast<std::size_t>(h)].bandwidth, 103e6));
+    // ... but never above the host's own port.
+    expect_ok(infer_network(f.probe(), names(3), &net, {0.0, 0.0, 80e6}));
+    assert_true(near(net.host_up[2].bandwidth, 80e6) && near(net.host_up[0].bandwidth, 103e6));
+}
+
 // One disturbed pair in a rack (measured at 0.45 of its hosts, as in a CI
 // run on 1+2+3 ranks at 200 Mbit/s) is not a shared uplink, which holds
 // back every pair crossing it; the same host slow with both partners is a
@@ -838,6 +869,7 @@ int main() {
         cmocka_unit_test(test_two_hosts),
         cmocka_unit_test(test_racks),
         cmocka_unit_test(test_slow_host),
+        cmocka_unit_test(test_link_classes),
         cmocka_unit_test(test_one_slow_pair),
         cmocka_unit_test(test_restrict_and_digest),
         cmocka_unit_test(test_bytes_round_trip),
