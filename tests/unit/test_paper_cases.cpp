@@ -332,7 +332,8 @@ static void test_abci_128(void** state) {
     // Factorizations that start with the node's 4 GPUs beat those whose
     // first ring crosses nodes (one flow per node: one HCA).  Rabenseifner
     // (2 x ... x 2) is not among them: the model, like the paper's, rates it
-    // with the best (docs/cost-model.md: Fig. 5 is what it lacks).
+    // with the best (docs/cost-model.md: the losses of deep rings across
+    // nodes and of NVLink pairs are what it lacks).
     const double worst4 = std::max({t, hring_time(dev, {4, 32}, c), hring_time(dev, {4, 4, 8}, c)});
     int checked = 0;
     for (const std::vector<int>& f : {std::vector<int>{8, 16}, {8, 4, 4}, {128}}) {
