@@ -67,6 +67,9 @@ const char* const kUsage =
     "                          its own NIC (ABCI: 2 for 4 GPUs)   [0: one per GPU]\n"
     "  --gpu-peer-link BW      direct links between two GPUs of a node, per\n"
     "                          direction (an NVLink mesh, no switch)  [0: none]\n"
+    "  --gpu-nic-path BW       path between a GPU and the NICs (PCIe), per GPU\n"
+    "                          and direction, crossed by its flows off the node\n"
+    "                          whichever NIC they use               [0: none]\n"
     "                          (--overhead, --reduce-bw, --mode, --segment and\n"
     "                          --eager, when given, override the device model)\n"
     "messages and algorithms:\n"
@@ -95,6 +98,10 @@ const char* const kUsage =
     "  --round-latency T       rounds mode: each round of a rank costs T more on\n"
     "                          its critical path (a step's launch or handshake;\n"
     "                          NCCL ring step of s chunks: s x alpha)     [0]\n"
+    "  --round-step B[,NODE]   rounds mode: a round's operations run as steps of\n"
+    "                          at most B bytes, each costing --round-latency\n"
+    "                          (NCCL 2.3: rings x 2 MiB slice); NODE for rounds\n"
+    "                          within one host (its own rings)    [0: one step]\n"
     "  --chunk BYTES           the engine's chunk: calls above run as chunks of\n"
     "                          this size, one after the other; 0 = none  [64M]\n"
     "  --exact-flows N         exact max-min up to N flows       [128]\n"
@@ -284,6 +291,8 @@ Options parse(int argc, char** argv) {
             o.device.nics = parse_int(val(), "--gpu-nics", 0);
         } else if (a == "--gpu-peer-link") {
             check(parse_bandwidth(val(), &o.device.peer_bandwidth));
+        } else if (a == "--gpu-nic-path") {
+            check(parse_bandwidth(val(), &o.device.nic_path_bandwidth));
         } else if (a == "--margin") {
             check(parse_fraction(val(), &o.margin));
         } else if (a == "--overhead") {
@@ -319,6 +328,11 @@ Options parse(int argc, char** argv) {
             check(parse_latency(val(), &o.model.handshake_queue_delay));
         } else if (a == "--round-latency") {
             check(parse_latency(val(), &o.model.round_latency));
+        } else if (a == "--round-step") {
+            const std::string v = val();
+            const std::size_t comma = v.find(',');
+            o.model.round_step_bytes = parse_bytes(v.substr(0, comma));
+            o.model.round_step_bytes_node = comma == std::string::npos ? 0 : parse_bytes(v.substr(comma + 1));
         } else if (a == "--chunk") {
             o.chunk = parse_bytes(val());
         } else if (a == "--exact-flows") {
@@ -338,6 +352,9 @@ Options parse(int argc, char** argv) {
             die("unknown option '" + a + "' (try --help)");
         }
     }
+    const bool rounds = o.cuda && !o.mode_given ? true : o.model.mode == CostMode::rounds;  // device model: rounds
+    if ((o.model.round_step_bytes > 0 || o.model.round_step_bytes_node > 0) && !rounds)
+        die("--round-step applies to rounds mode (--mode rounds, or --mem cuda)");
     o.sizes = parse_sizes(sizes);
     if (o.sizes.empty()) die("no message sizes");
     if (o.bisection == 0 && !(rack_link_given && o.rack_bandwidth > 0)) o.bisection = 1;
@@ -355,6 +372,8 @@ Options parse(int argc, char** argv) {
         m.wire_efficiency = o.model.wire_efficiency;
         m.handshake_queue_delay = o.model.handshake_queue_delay;
         m.round_latency = o.model.round_latency;
+        m.round_step_bytes = o.model.round_step_bytes;
+        m.round_step_bytes_node = o.model.round_step_bytes_node;
         m.record_round_ends = o.model.record_round_ends;
         m.exact_flows = o.model.exact_flows;
         o.model = m;
@@ -571,6 +590,8 @@ int main(int argc, char** argv) {
                                       : "per GPU");
         if (o.device.peer_bandwidth > 0)
             std::printf(", GPU pairs %s", fmt("%.4g GB/s", o.device.peer_bandwidth / 1e9).c_str());
+        if (o.device.nic_path_bandwidth > 0)
+            std::printf(", GPU-NIC path %s", fmt("%.4g GB/s", o.device.nic_path_bandwidth / 1e9).c_str());
         std::string nodes;
         for (int h : topo.nodes_at(Level::node))
             if (nodes.size() < 200)
@@ -604,6 +625,10 @@ int main(int argc, char** argv) {
     if (o.model.round_latency > 0 || o.chunk != EngineConfig{}.chunk_size)
         std::printf("  round latency %s, chunk %s\n", lat_str(o.model.round_latency).c_str(),
                     o.chunk ? format_size(o.chunk).c_str() : "off");
+    if (o.model.round_step_bytes > 0 || o.model.round_step_bytes_node > 0)
+        std::printf("  round steps of %s, within a host %s\n",
+                    o.model.round_step_bytes ? format_size(o.model.round_step_bytes).c_str() : "any size",
+                    o.model.round_step_bytes_node ? format_size(o.model.round_step_bytes_node).c_str() : "the same");
 
     std::FILE* csv = nullptr;
     if (!o.csv_file.empty()) {

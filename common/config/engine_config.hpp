@@ -39,6 +39,12 @@ struct DeviceModel {
     // direction (an NVLink mesh without NVSwitch; CostParams::peer_bandwidth).
     // 0: a switch, any peer reachable at the GPU's whole link.
     double peer_bandwidth = 0;
+    // Bandwidth of the path between a GPU and the node's NICs, per GPU and
+    // direction (PCIe through the GPU's switch: ABCI's Fig. 2 gives 128
+    // GT/s, Gen3 x16, 15.75 GB/s), crossed by every flow of the GPU that
+    // leaves or enters the node, not by NVLink traffic inside it
+    // (CostParams::nic_path_bandwidth).  0: no such limit.
+    double nic_path_bandwidth = 0;
     // Not parameters (see the top of this file).
     double gamma = 1.0 / 741e9;
     std::size_t eager_bytes = std::size_t(4) << 20;

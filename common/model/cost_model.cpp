@@ -35,8 +35,10 @@ Status predict(const Topology& topo, const Plan& plan, std::size_t elem_size, co
     if (elem_size == 0) return Status::invalid("cost model: element size 0");
     if (!(params.overhead >= 0) || !(params.gamma >= 0) || !(params.unknown_bandwidth >= 0))
         return Status::invalid("cost model: negative or NaN parameter");
-    if (params.node_nics < 0 || !(params.peer_bandwidth >= 0) || !(params.round_latency >= 0))
-        return Status::invalid("cost model: node_nics, peer_bandwidth and round_latency must be 0 or more");
+    if (params.node_nics < 0 || !(params.peer_bandwidth >= 0) || !(params.round_latency >= 0) ||
+        !(params.nic_path_bandwidth >= 0))
+        return Status::invalid(
+            "cost model: node_nics, peer_bandwidth, nic_path_bandwidth and round_latency must be 0 or more");
     for (int r = 0; r < plan.nranks; ++r)
         for (const Round& round : plan.ranks[static_cast<std::size_t>(r)].rounds)
             for (const Op& op : round.ops)

@@ -117,6 +117,22 @@ struct CostParams {
     // s alpha this way (hierarchical ring paper IV-C: 2 s alpha (p - 1) per
     // ring), where `overhead` (on arrival) hides behind a slower send.  0: none.
     double round_latency = 0;
+    // Rounds mode: a round's operations run as ring steps of at most this
+    // many bytes each, and every step costs round_latency: a round costs
+    // round_latency x ceil(largest operation of the round / round_step_bytes).
+    // NCCL 2.3's ring kernels (src/collectives/device/all_reduce.h,
+    // reduce_scatter.h, all_gather.h of v2.3.5) move a loop of nranks x
+    // nRings x slice elements at a time, slice = NCCL_BUFFSIZE (4 MiB) /
+    // BUFCHUNKS (2) = 2 MiB per ring, each of the loop's 2(p-1) steps in
+    // s = 2 flagged substeps; so a ring of p ranks over n bytes takes
+    // ceil(n / (p nRings 2 MiB)) loops, and this is nRings x 2 MiB.  0: one
+    // step per round whatever its size (the paper's IV-C closed form).
+    std::size_t round_step_bytes = 0;
+    // The same for a round whose messages all stay within the rank's node
+    // (an NCCL communicator of one node's GPUs runs other rings: on a V100
+    // NVLink mesh 12, where rings across nodes get one per NIC at most).
+    // 0: round_step_bytes.
+    std::size_t round_step_bytes_node = 0;
     // Rounds mode: also record when every rank finished each of its rounds
     // (Prediction::rank_round_end; memory: 8 bytes per rank and round).
     bool record_round_ends = false;
@@ -132,6 +148,11 @@ struct CostParams {
     // ranks of one node is also limited to this, per direction and pair.
     // 0: no such limit (NVSwitch: a GPU's whole link reaches every peer).
     double peer_bandwidth = 0;
+    // Device data, the path between a GPU and the NICs (PCIe): a flow that
+    // leaves the node also crosses its sender's path up, one that enters it
+    // the receiver's path down, this much per GPU and direction, shared by
+    // all such flows of the GPU whichever NIC they use.  0: no such limit.
+    double nic_path_bandwidth = 0;
 };
 
 struct Prediction {

@@ -20,6 +20,7 @@ CostParams device_cost_params(const DeviceModel& m) {
     c.eager_bytes = m.eager_bytes;
     c.node_nics = m.nics;
     c.peer_bandwidth = m.peer_bandwidth;
+    c.nic_path_bandwidth = m.nic_path_bandwidth;
     return c;
 }
 

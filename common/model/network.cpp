@@ -53,12 +53,19 @@ int Network::add_link_pair(double bandwidth) {
 //    GPUs 0..G/k-1       ...                           through NIC i*k/G
 //
 // A peer pair (i, j), i < j, is one pair of links: i -> j up, j -> i down.
+// A GPU-NIC path (nic_path_bandwidth) is one pair per rank: up towards the
+// NICs, down from them.
 void Network::add_device_links() {
     const std::size_t nv = static_cast<std::size_t>(topo_.num_nodes());
     nic_base_.assign(nv, -1);
     nic_count_.assign(nv, 0);
     peer_base_.assign(nv, -1);
-    if (params_.node_nics <= 0 && !(params_.peer_bandwidth > 0)) return;
+    if (params_.node_nics <= 0 && !(params_.peer_bandwidth > 0) && !(params_.nic_path_bandwidth > 0)) return;
+    if (params_.nic_path_bandwidth > 0)
+        for (int r = 0; r < topo_.num_ranks(); ++r) {
+            const int pair = add_link_pair(params_.nic_path_bandwidth);
+            if (r == 0) path_base_ = pair;
+        }
     rank_node_.assign(static_cast<std::size_t>(topo_.num_ranks()), -1);
     rank_local_.assign(static_cast<std::size_t>(topo_.num_ranks()), 0);
     for (int v : topo_.nodes_at(Level::node)) {
@@ -148,6 +155,10 @@ int Network::box_of(int src, int dst) {
             };
             nic(vs, s, 0);
             nic(vd, d, 1);
+            if (path_base_ >= 0) {  // the GPUs' PCIe paths to and from the NICs
+                if (vs >= 0) b.links.push_back(2 * (path_base_ + src));
+                if (vd >= 0) b.links.push_back(2 * (path_base_ + dst) + 1);
+            }
         }
     }
     b.latency = lat;

@@ -73,6 +73,7 @@ class Network {
 public:
     Network(const Topology& topo, const CostParams& params);
     void set_client(NetworkClient* client) { client_ = client; }
+    const Topology& topology() const { return topo_; }
 
     // The directed pair src -> dst (made on first use).
     int box_of(int src, int dst);
@@ -128,6 +129,7 @@ private:
     std::vector<int> nic_base_;   // per vertex: first NIC pair, -1 if none
     std::vector<int> nic_count_;  // per vertex: NICs
     std::vector<int> peer_base_;  // per vertex: first peer pair (G x G), -1 if none
+    int path_base_ = -1;          // first GPU-NIC path pair (one per rank), -1 if none
 
     std::vector<double> cap_;                  // per link (2 * vertex + down; then the extra pairs)
     std::vector<std::vector<int>> active_;     // flows on each link

@@ -36,6 +36,7 @@ struct RankState {
     std::vector<Slot> slots;
     std::size_t next_slot = 0;
     double deferred_bytes = 0;  // reductions that wait for the round's sends
+    double latency = 0;         // the round's round_latency x its steps
     bool ending = false;        // its round end is scheduled
     bool done = false;
     double reduced = 0;
@@ -62,6 +63,7 @@ private:
     void post_send(int r, int box, double bytes, double t);
     void deliver(int msg, double t);
     void check_progress(int r);
+    double round_latency_of(int r, const Round& round) const;
 
     Network& net_;
     const Plan& plan_;
@@ -71,6 +73,7 @@ private:
     std::vector<Msg> msgs_;
     std::vector<int> free_msgs_;
     std::vector<RankState> ranks_;
+    std::vector<int> host_;  // per rank: its node's vertex (with round_step_bytes)
     std::size_t events_ = 0;
 };
 
@@ -87,6 +90,24 @@ int RoundsReplay::new_msg() {
     return static_cast<int>(msgs_.size()) - 1;
 }
 
+// CostParams::round_step_bytes: the round's operations as ring steps of at
+// most that many bytes (round_step_bytes_node when every peer of the round
+// shares the rank's node), round_latency each.
+double RoundsReplay::round_latency_of(int r, const Round& round) const {
+    if (params_.round_step_bytes == 0 && params_.round_step_bytes_node == 0) return params_.round_latency;
+    std::size_t largest = 0;
+    const int host = host_[static_cast<std::size_t>(r)];
+    bool local = host >= 0;  // a topology without hosts has no node rounds
+    for (const Op& op : round.ops) {
+        largest = std::max(largest, op.count * elem_size_);
+        local = local && host_[static_cast<std::size_t>(op.peer)] == host;
+    }
+    const std::size_t step =
+        local && params_.round_step_bytes_node > 0 ? params_.round_step_bytes_node : params_.round_step_bytes;
+    const std::size_t steps = step == 0 || largest == 0 ? 1 : (largest + step - 1) / step;
+    return params_.round_latency * static_cast<double>(steps);
+}
+
 // Executor order: receives (in op order, segment by segment), then sends.
 void RoundsReplay::start_round(int r, double t) {
     RankState& s = ranks_[static_cast<std::size_t>(r)];
@@ -98,6 +119,7 @@ void RoundsReplay::start_round(int r, double t) {
     s.next_slot = 0;
     s.deferred_bytes = 0;
     s.ending = false;
+    s.latency = round_latency_of(r, round);
 
     // A reduction into a range this round also sends waits for the sends
     // (they read the buffer as it was at the round's start).
@@ -236,7 +258,7 @@ void RoundsReplay::check_progress(int r) {
         s.cpu = std::max(s.cpu, sl.arrived) + (sl.reduce ? params_.gamma * sl.bytes : 0.0);
     }
     if (s.next_slot < s.slots.size() || s.sends_left > 0) return;
-    double end = std::max(s.cpu, s.last_send_done) + params_.gamma * s.deferred_bytes + params_.round_latency;
+    double end = std::max(s.cpu, s.last_send_done) + params_.gamma * s.deferred_bytes + s.latency;
     s.ending = true;
     net_.push(end, kRoundEnd, static_cast<std::uint32_t>(r));
 }
@@ -244,6 +266,10 @@ void RoundsReplay::check_progress(int r) {
 Status RoundsReplay::run(Prediction* out) {
     const int p = plan_.nranks;
     ranks_.assign(static_cast<std::size_t>(p), RankState{});
+    if (params_.round_step_bytes > 0 || params_.round_step_bytes_node > 0) {
+        host_.resize(static_cast<std::size_t>(p));
+        for (int r = 0; r < p; ++r) host_[static_cast<std::size_t>(r)] = net_.topology().node_of_rank(r);
+    }
     for (int r = 0; r < p; ++r) {
         if (plan_.ranks[static_cast<std::size_t>(r)].rounds.empty())
             ranks_[static_cast<std::size_t>(r)].done = true;

@@ -21,6 +21,7 @@ is fitted to the numbers predicted.
 
   /usr/bin/python3 tests/bench/papers.py [--sim PATH] [--only abci,flexreduce,rat]
                                          [--max-procs 2048] [--markdown]
+                                         [--search-nic tied|both|lanes]
 
 Exit status 0 when every case ran; the last lines count the targets met.
 """
@@ -52,15 +53,43 @@ ABCI = [
     "--round-latency", "%.2fus" % (S_CHUNKS * ALPHA_US),  # IV-C: 2 s alpha (p - 1) per ring
     "--chunk", "0",  # one NCCL call of 128 MiB, as measured (the engine's 64M chunks would double alpha)
 ]
-# How a flow leaves a node.  "lanes": each GPU's flows cross its own HCA
-# (GPUs 0-1 on HCA 0, 2-3 on HCA 1): one ring through a node uses one HCA
-# each way -- topoar's own single-ring plans.  "pooled": any flow may use
-# both HCAs -- the paper's Eq. 2 for the flat ring (NCCL's rings, one
-# channel per HCA, which for a ring is the same as two lanes).
+# NCCL 2.3.5's ring structure (the NVIDIA/nccl sources at tag v2.3.5-5, read
+# for the structure only): a ring kernel moves slices of NCCL_BUFFSIZE (4 MiB,
+# src/include/core.h) / ALLREDUCE_BUFCHUNKS (2, src/collectives/collectives.h)
+# = 2 MiB per ring and step, each step in ALLREDUCE_SUBSTEPS = s = 2 flagged
+# substeps, loops of nranks x nRings slices (src/collectives/device/
+# all_reduce.h): a round of topoar's ring costs s alpha per started step of
+# nRings x 2 MiB (--round-step).  Rings: one node's 4 V100 (2 NVLinks per
+# pair) get 6 rings from the NVLink graph, duplicated "for direct NVLink" to
+# 12 (src/transport/p2p.cu, p2pComputeRingsNvLink); rings across nodes use
+# each NIC once per node (src/transport/net.cu, netGetRings): 2 on ABCI.
+SLICE = 2 << 20
+NODE_RINGS = 12
+# How a flow leaves a node, three descriptions:
+#   "lanes": each GPU's flows cross its own HCA (GPUs 0-1 on HCA 0, 2-3 on
+#     HCA 1), one ring of 2 MiB steps per GPU: NCCL 2.3 where it finds each
+#     GPU's nearest HCA, and topoar's own single-ring plans (the flat ring
+#     leaves each node through one HCA);
+#   "both": any flow may use both HCAs, 2 rings: the paper's Eq. 2 for the
+#     flat ring (NCCL 2.3's two rings, one per HCA);
+#   "tied": NCCL 2.3 with the paper's "topology detection issue" read as
+#     tied GPU-HCA scores: getDev() then gives ring k HCA k on every GPU, so
+#     every GPU's rings use both HCAs (pooled), and netGetRings() starts and
+#     ends both rings of a node at the same two GPUs, whose PCIe link
+#     (Fig. 2: 128 GT/s, Gen3 x16: 128e9 x 128/130 / 8 = 15.754 GB/s) both
+#     rings cross (--gpu-nic-path).  docs/cost-model.md, "The papers".
+PCIE = 128e9 * 128 / 130 / 8 / 1e6  # MB/s
 NIC = {
-    "lanes": ["--gpu-nic-link", "%.2fMB/s,0us" % B_IB, "--gpu-nics", "2"],
-    "pooled": ["--gpu-nic-link", "%.2fMB/s,0us" % (B_IB / 2), "--gpu-nics", "0"],
+    "lanes": ["--gpu-nic-link", "%.2fMB/s,0us" % B_IB, "--gpu-nics", "2",
+              "--round-step", "%d,%d" % (SLICE, NODE_RINGS * SLICE)],
+    "both": ["--gpu-nic-link", "%.2fMB/s,0us" % (B_IB / 2), "--gpu-nics", "0",
+             "--round-step", "%d,%d" % (2 * SLICE, NODE_RINGS * SLICE)],
+    "tied": ["--gpu-nic-link", "%.2fMB/s,0us" % (B_IB / 2), "--gpu-nics", "0",
+             "--gpu-nic-path", "%.2fMB/s" % PCIE,
+             "--round-step", "%d,%d" % (2 * SLICE, NODE_RINGS * SLICE)],
 }
+NIC_TITLE = {"lanes": "NIC lanes (a GPU on its own HCA)", "both": "both HCAs (Eq. 2)",
+             "tied": "tied HCA scores (NCCL 2.3 as it ran)"}
 
 # Table II (NP = 128): bus bandwidth per dimension, MB/s.
 TABLE2 = [
@@ -85,6 +114,8 @@ TABLE3 = [
     ("4x8x4x2", [82676.35, 4680.52, 3448.45, 2441.33]),
 ]
 # V-B-3/4: the best factorization and its speedup over the flat ring.
+# Fig. 5's set-up: one GPU per node, one ring.
+FIG5_PROCS = [2, 8, 32]
 BEST = {128: ("4x8x4", 1.39), 256: ("4x8x4x2", 1.42), 512: ("4x8x4x4", 1.55), 1024: ("4x8x8x4", 1.89),
         2048: ("4x8x8x8", 3.05)}
 
@@ -172,18 +203,36 @@ def table(rows, header, markdown):
     print()
 
 
-def abci(sim, max_procs, markdown, targets):
+def iv_c_place(best, names):
+    """The paper's own closed form (IV-C) on the factorizations that start with
+    the node's 4 GPUs: every later layer is InfiniBand at B_IB / 2 per GPU, so
+    their bandwidth terms are equal ("the hierarchical decomposition in the
+    layers of same bandwidth does not affect the bandwidth term") and only
+    2 s alpha (sum p_i - h) orders them.  (first place, last place, how many,
+    best's alpha term, least alpha term) of `best` among them."""
+    four = [f for f in names if f.split("x")[0] == "4"]
+    steps = {f: sum(int(x) for x in f.split("x")) - len(f.split("x")) for f in four}
+    if best not in steps:
+        return None
+    first = 1 + sum(1 for f in four if steps[f] < steps[best])
+    last = sum(1 for f in four if steps[f] <= steps[best])
+    return first, last, len(four), steps[best], min(steps.values())
+
+
+def abci(sim, max_procs, markdown, targets, search_nic="tied"):
     topo = lambda p: ["--topology", os.path.join(TOPO, "abci-%d.topo" % p)]
 
-    def dims_rows(p, cases, title, counted):
-        print("%s: bus bandwidth per dimension, MB/s, predicted / published (error); NIC lanes" % title)
+    def dims_rows(p, cases, title, variant, counted):
+        print("%s: bus bandwidth per dimension, MB/s, predicted / published (error); %s" %
+              (title, NIC_TITLE[variant]))
         rows, good, cells_ok, cells_all = [], 0, 0, 0
+        flat_ok = None
         for f, pub in cases:
             if f == str(p):  # the flat ring
-                out, csvrows = run(sim, topo(p) + ABCI + NIC["lanes"] + ["--algs", "ring"])
+                out, csvrows = run(sim, topo(p) + ABCI + NIC[variant] + ["--algs", "ring"])
                 pred = [float(csvrows["ring"]["busbw_Bps"]) / 1e6]
             else:
-                out, _ = run(sim, topo(p) + ABCI + NIC["lanes"] + ["--algs", "hring", "--factors", f, "--dims"])
+                out, _ = run(sim, topo(p) + ABCI + NIC[variant] + ["--algs", "hring", "--factors", f, "--dims"])
                 pred = [bw * 1e3 for _, _, bw in parse_dims(out)]
             cells = []
             ok = True
@@ -193,51 +242,78 @@ def abci(sim, max_procs, markdown, targets):
                 cells_ok += abs(e) <= 25
                 cells_all += 1
                 cells.append("%.0f / %.0f (%+.0f%%)" % (pred[i], pb, e))
+            if f == str(p):
+                flat_ok = (pred[0], pub[0], ok)
             good += ok and f != str(p)  # the factorizations' rows; the flat ring is its own target
             rows.append([TABLE2_NAMES.get(f, f)] + cells + [""] * (4 - len(cells)) + ["yes" if ok else "no"])
         table(rows, ["topology", "1st dim", "2nd dim", "3rd dim", "4th dim", "all within 25%"], markdown)
         print("  cells within 25 %%: %d of %d\n" % (cells_ok, cells_all))
         if counted:
-            targets.append(("Table II factorizations with every dimension within +-25 % (>= 8 of 11)",
+            targets.append(("Table II factorizations with every dimension within +-25 %% (>= 8 of 11), %s" % variant,
                             "%d of %d" % (good, len(cases) - 1), good >= 8))
+            if flat_ok:
+                targets.append(("Table II flat ring within +-25 %%, %s" % variant,
+                                "%.0f vs %.0f MB/s (%+.0f %%)" % (flat_ok[0], flat_ok[1], pct(flat_ok[0], flat_ok[1])),
+                                flat_ok[2]))
         return good
 
-    dims_rows(128, TABLE2, "Table II (128 processes)", True)
-    dims_rows(256, TABLE3, "Table III (256 processes)", False)
+    for v in ("tied", "lanes"):
+        dims_rows(128, TABLE2, "Table II (128 processes)", v, True)
+    for v in ("tied", "lanes"):
+        dims_rows(256, TABLE3, "Table III (256 processes)", v, False)
 
-    print("Best factorization (search over at most 4 levels) and speedup over the flat ring, 128 MiB")
+    print("Best factorization (search over at most 4 levels, %s) and speedup over the flat ring, 128 MiB" %
+          NIC_TITLE[search_nic])
     rows = []
     for p in sorted(BEST):
         if p > max_procs:
             continue
         best, pub_speed = BEST[p]
-        out, _ = run(sim, topo(p) + ABCI + NIC["lanes"] + ["--algs", "hring", "--search-hring", "--levels", "4",
-                                                           "--top", "1000", "--factors", best])
+        out, _ = run(sim, topo(p) + ABCI + NIC[search_nic] + ["--algs", "hring", "--search-hring", "--levels", "4",
+                                                              "--top", "1000", "--factors", best])
         ranked = parse_search(out)
         names = [f for f, _ in ranked]
         place = names.index(best) + 1 if best in names else None
-        t_best_paper = None
-        _, hr = run(sim, topo(p) + ABCI + NIC["lanes"] + ["--algs", "hring", "--factors", best])
-        t_best_paper = float(hr["hring"]["time_s"])
         speeds = {}
-        for variant in ("lanes", "pooled"):
-            _, rr = run(sim, topo(p) + ABCI + NIC[variant] + ["--algs", "ring"])
-            speeds[variant] = float(rr["ring"]["time_s"]) / t_best_paper
+        for variant in ("lanes", "both", "tied"):
+            _, r = run(sim, topo(p) + ABCI + NIC[variant] + ["--algs", "ring,hring", "--factors", best])
+            speeds[variant] = float(r["ring"]["time_s"]) / float(r["hring"]["time_s"])
+        t_best_paper = dict(ranked)[best] if best in names else None
         top3 = ", ".join("%s %.2f ms" % (f, t * 1e3) for f, t in ranked[:3])
         in_top3 = best in names[:3]
-        gap = "%+.1f%%" % pct(t_best_paper, ranked[0][1]) if ranked else "-"
-        e_l, e_p = pct(speeds["lanes"], pub_speed), pct(speeds["pooled"], pub_speed)
+        gap = "%+.1f%%" % pct(t_best_paper, ranked[0][1]) if place else "-"
+        four = [f for f in names if f.split("x")[0] == "4"]
+        ivc = iv_c_place(best, names)
+        ivc_txt = ("#%d-%d of %d (%d vs %d steps)" % ivc if ivc[0] != ivc[1] else "#%d of %d (%d vs %d steps)" %
+                   (ivc[0], ivc[2], ivc[3], ivc[4])) if ivc else "-"
+        sim_four = four.index(best) + 1 if best in four else None
         rows.append([p, best, top3, "#%d of %d, %s" % (place, len(names), gap) if place else "not ranked",
-                     "%.2f" % pub_speed, "%.2f (%+.0f%%)" % (speeds["lanes"], e_l),
-                     "%.2f (%+.0f%%)" % (speeds["pooled"], e_p)])
-        targets.append(("%d processes: paper's best %s among the three best" % (p, best),
+                     "#%d of %d" % (sim_four, len(four)) if sim_four else "-", ivc_txt, "%.2f" % pub_speed] +
+                    ["%.2f (%+.0f%%)" % (speeds[v], pct(speeds[v], pub_speed)) for v in ("tied", "both", "lanes")])
+        targets.append(("%d processes: paper's best %s among the three best (%s)" % (p, best, search_nic),
                         "place %s" % place, in_top3))
-        targets.append(("%d processes: speedup over the flat ring within +-25 %% (topoar's ring, NIC lanes)" % p,
-                        "%.2f vs %.2f (%+.0f %%)" % (speeds["lanes"], pub_speed, e_l), abs(e_l) <= 25))
-        targets.append(("%d processes: speedup over the flat ring within +-25 %% (ring on both HCAs, Eq. 2)" % p,
-                        "%.2f vs %.2f (%+.0f %%)" % (speeds["pooled"], pub_speed, e_p), abs(e_p) <= 25))
-    table(rows, ["procs", "paper's best", "topoar_sim's three best", "paper's best: place, vs best", "published speedup",
-                 "predicted: ring, lanes", "ring on both HCAs"], markdown)
+        for v in ("tied", "both", "lanes"):
+            e = pct(speeds[v], pub_speed)
+            targets.append(("%d processes: speedup over the flat ring within +-25 %% (%s)" % (p, v),
+                            "%.2f vs %.2f (%+.0f %%)" % (speeds[v], pub_speed, e), abs(e) <= 25))
+    table(rows, ["procs", "paper's best", "topoar_sim's three best", "paper's best: place, vs best",
+                 "among 4x..: topoar_sim", "among 4x..: paper's IV-C", "published speedup",
+                 "predicted: tied", "both HCAs", "lanes"], markdown)
+
+    # Fig. 5: one GPU per node, one ring (NCCL_MAX_NRINGS=1), bus bandwidth
+    # against message size; the paper gives the trend, not the values.
+    print("Fig. 5 as the model predicts it (the paper prints no values): one GPU per node, one ring, "
+          "bus bandwidth MB/s")
+    sizes = ["1M", "4M", "16M", "64M", "128M"]
+    rows = []
+    for p in FIG5_PROCS:
+        out, r = run(sim, ["--racks", "1", "--nodes-per-rack", str(p), "--ranks-per-node", "1", "--mem", "cuda",
+                           "--sizes", ",".join(sizes), "--gpu-link", "%.2fMB/s,0us" % NVLINK, "--gpu-overhead", "0us",
+                           "--round-latency", "%.2fus" % (S_CHUNKS * ALPHA_US), "--chunk", "0",
+                           "--gpu-nic-link", "%.2fMB/s,0us" % B_IB, "--round-step", str(SLICE), "--algs", "ring"])
+        bw = [float(m.group(1)) for m in re.finditer(r"^\s*\S+\s+[\d.]+ (?:us|ms|s) \|\s+([\d.]+)", out, re.M)]
+        rows.append([p] + ["%.0f" % (x * 1e3) for x in bw[:len(sizes)]])
+    table(rows, ["processes"] + sizes, markdown)
 
 
 def flexreduce(sim, markdown, targets):
@@ -299,13 +375,15 @@ def main():
     ap.add_argument("--only", default="abci,flexreduce,rat")
     ap.add_argument("--max-procs", type=int, default=2048, help="ABCI: largest process count searched")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--search-nic", default="tied", choices=sorted(NIC),
+                    help="ABCI: the description the factorization search runs under")
     a = ap.parse_args()
     if not os.access(a.sim, os.X_OK):
         sys.exit("papers.py: no topoar_sim at %s (build first, or --sim)" % a.sim)
     targets = []
     for part in a.only.split(","):
         if part == "abci":
-            abci(a.sim, a.max_procs, a.markdown, targets)
+            abci(a.sim, a.max_procs, a.markdown, targets, a.search_nic)
         elif part == "flexreduce":
             flexreduce(a.sim, a.markdown, targets)
         elif part == "rat":
