@@ -92,6 +92,7 @@ def main():
     ap.add_argument("-x", "--warmup", type=int, default=1)
     ap.add_argument("--with-file", action="store_true", help="also auto with the cluster's rack file")
     ap.add_argument("--prefix")
+    ap.add_argument("--only", help="comma-separated shape numbers to run (the table still lists all)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--table-only", action="store_true")
     ap.add_argument("--cluster-name", default="uf")
@@ -113,7 +114,7 @@ def main():
     failed = []
     for idx, s in enumerate(shapes):
         cell = os.path.join(args.out, "shape%02d" % idx)
-        if args.table_only:
+        if args.table_only or (args.only and str(idx) not in args.only.split(",")):
             continue
         rates = ",".join("%dmbit" % r for r in s.rates)
         # one compare.py per size (sizes need not be powers of two apart)
