@@ -20,7 +20,26 @@
 //
 // Sessions of one round run at the same time (pairs that share an uplink
 // slow each other down, which is what shows racks).  No barrier between
-// rounds: a pair's messages only ever match that pair's receives.
+// pair rounds: a pair's messages only ever match that pair's receives.
+//
+// Then fan-in rounds (three hosts or more; measured.hpp says why and which
+// hosts), one after the other, each after a gather of every rank's row so
+// that every rank picks the same next one (next_fan_ins: one fan-in per
+// rack, at once) or stops alike:
+//
+//   R (receiver, leads)        S1 .. Sk (up to 4 hosts of R's rack)
+//   |--- s to each ----------->|      sizes as in a pair session, no pings,
+//   |<== N x s from each ======|      k streams into R at once, s at most
+//   ...                               max_message / k (a pair's bytes in
+//                                     flight); R's time runs until it has
+//                                     all; the slope of the aggregate is
+//                                     the rate R's link let in
+//
+// Costs per communicator (first set-up only, later ones reuse it): the
+// budget is split over round 0, the pair rounds and min(hosts, 4) fan-in
+// rounds, so fan-ins that are not needed (two hosts, every rate pinned by
+// the pairs, hosts alone in their racks) leave the probes shorter; one
+// allgather of every rank's row before each fan-in round.
 #pragma once
 
 #include <cstddef>
@@ -48,19 +67,23 @@ constexpr double kMinRoundSeconds = 0.002;
 bool probe_debug();
 
 // What one rank contributes to the gathered matrix: probe_row_size(hosts)
-// doubles.  A host leader's row holds the pairs it led and its host's
-// inside rate; everyone else's is zeros.  row[0] is nonzero when this
+// doubles.  A host leader's row holds the pairs it led, its host's inside
+// rate and the fan-in into its host; everyone else's is zeros.  row[0] is nonzero when this
 // rank's probes failed.
 std::size_t probe_row_size(int hosts);
 
+// Every rank gives `bytes` at mine; all receives ranks x bytes, by rank.
+using ProbeGather = std::function<Status(const void* mine, std::size_t bytes, void* all)>;
+
 // This rank's part of the probes.  host_ranks: the ranks of each host,
-// ascending, hosts in probe order (a host's leader is its first rank).
-// Every rank of the communicator calls it; ranks with no part return at
-// once.  Fills *row (probe_row_size doubles).  barrier: a collective every
-// rank calls once, between round 0 (inside hosts) and the rounds between
-// hosts, which would otherwise share the cores with round 0's streams.
+// ascending, hosts in probe order (a host's leader is its first rank);
+// every rank of the communicator is on one of them.  Every rank calls it
+// and calls gather alike: once between round 0 (inside hosts) and the
+// rounds between hosts, which would otherwise share the cores with round
+// 0's streams, and once before each fan-in round (rows so far).  Fills
+// *row (probe_row_size doubles).
 Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>& host_ranks,
-                 const ProbeOptions& opt, const std::function<Status()>& barrier, std::vector<double>* row);
+                 const ProbeOptions& opt, const ProbeGather& gather, std::vector<double>* row);
 
 // Every rank's row (rows[r * probe_row_size(hosts) ...]) into the matrix;
 // false when some rank's probes failed (row[0]).
