@@ -36,10 +36,11 @@
 //                                     the rate R's link let in
 //
 // Costs per communicator (first set-up only, later ones reuse it): the
-// budget is split over round 0, the pair rounds and min(hosts, 4) fan-in
-// rounds, so fan-ins that are not needed (two hosts, every rate pinned by
-// the pairs, hosts alone in their racks) leave the probes shorter; one
-// allgather of every rank's row before each fan-in round.
+// budget is split over round 0 and the pair rounds as before; each fan-in
+// round that runs (at most min(hosts, 4); none with two hosts, when the
+// pairs pin every rate, or for a host whose only rack mate is one host)
+// adds one round's share, and one allgather of every rank's row precedes
+// each (and one more that finds none is needed).
 #pragma once
 
 #include <cstddef>
@@ -54,8 +55,9 @@
 namespace topoar {
 
 struct ProbeOptions {
-    // All rounds together aim at this; one round gets an equal share
-    // (at least kMinRoundSeconds).
+    // Round 0 and the pair rounds together aim at this, one round an equal
+    // share (at least kMinRoundSeconds); a fan-in round, where one runs,
+    // takes one more share.
     double total_seconds = 0.3;
     std::size_t max_message = std::size_t(1) << 20;  // largest stream message
     int stream_messages = 8;                         // messages per stream
