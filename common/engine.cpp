@@ -54,12 +54,7 @@ Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, 
     } else {
         const auto t0 = std::chrono::steady_clock::now();
         std::vector<double> row;
-        std::vector<char> tokens(static_cast<std::size_t>(size_));
-        auto barrier = [&]() {
-            const char token = 0;
-            return io.allgather(&token, 1, tokens.data());
-        };
-        Status probed = run_probe(*io.transport, rank_, groups, cfg_.probe_options, barrier, &row);
+        Status probed = run_probe(*io.transport, rank_, groups, cfg_.probe_options, io.allgather, &row);
         const std::size_t len = probe_row_size(hosts);
         std::vector<double> rows(len * static_cast<std::size_t>(size_), 0.0);
         TOPOAR_TRY(io.allgather(row.data(), len * sizeof(double), rows.data()));

@@ -36,44 +36,34 @@ ProbeMatrix::ProbeMatrix(int n)
     : hosts(n),
       bw(static_cast<std::size_t>(n * n), 0.0),
       lat(static_cast<std::size_t>(n * n), 0.0),
-      local_bw(static_cast<std::size_t>(n), 0.0) {}
+      local_bw(static_cast<std::size_t>(n), 0.0),
+      fan_in(static_cast<std::size_t>(n), 0.0),
+      fan_in_from(static_cast<std::size_t>(n), 0.0) {}
 
 void ProbeMatrix::set(int i, int j, double bandwidth, double latency) {
     bw[static_cast<std::size_t>(i * hosts + j)] = bw[static_cast<std::size_t>(j * hosts + i)] = bandwidth;
     lat[static_cast<std::size_t>(i * hosts + j)] = lat[static_cast<std::size_t>(j * hosts + i)] = latency;
 }
 
-Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out,
-                     const std::vector<double>& nic) {
-    const int n = m.hosts;
-    if (n < 1 || static_cast<int>(names.size()) != n || (!nic.empty() && static_cast<int>(nic.size()) != n))
-        return Status::internal("infer_network: " + std::to_string(names.size()) + " names and " +
-                                std::to_string(nic.size()) + " priors for " + std::to_string(n) + " hosts");
-    MeasuredNetwork net;
-    net.hosts = names;
-    net.nic = nic.empty() ? std::vector<double>(static_cast<std::size_t>(n), 0.0) : nic;
-    net.local_bw = m.local_bw;
-    net.host_up.assign(static_cast<std::size_t>(n), Link{});
-    net.rack_of.assign(static_cast<std::size_t>(n), -1);
-    auto measured = [&](int i, int j) { return i != j && m.bw_at(i, j) > 0 && m.lat_at(i, j) > 0; };
+namespace {
 
-    // Host up-links: the best rate any of the host's pairs reached.
+// Per host: the best rate any of its pairs reached.
+std::vector<double> best_pairs(const ProbeMatrix& m) {
+    const int n = m.hosts;
     std::vector<double> up(static_cast<std::size_t>(n), 0.0);
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
-            if (measured(i, j)) up[static_cast<std::size_t>(i)] = std::max(up[static_cast<std::size_t>(i)], m.bw_at(i, j));
+            if (m.measured(i, j)) up[static_cast<std::size_t>(i)] = std::max(up[static_cast<std::size_t>(i)], m.bw_at(i, j));
+    return up;
+}
+
+// Racks from the pairs alone, given each host's up-link `up`: per host its
+// group (numbered in order of first member).
+std::vector<int> pair_groups(const ProbeMatrix& m, const std::vector<double>& up, int* num_groups) {
+    const int n = m.hosts;
     auto held_back = [&](int i, int j) {
         return m.bw_at(i, j) < kRackFactor * std::min(up[static_cast<std::size_t>(i)], up[static_cast<std::size_t>(j)]);
     };
-
-    // What the ports say bounds what a host's pairs seem to reach.
-    auto cap_to_ports = [&] {
-        for (int i = 0; i < n; ++i) {
-            const double port = net.nic[static_cast<std::size_t>(i)];
-            if (port > 0 && up[static_cast<std::size_t>(i)] > port) up[static_cast<std::size_t>(i)] = port;
-        }
-    };
-    cap_to_ports();
     // Racks: a host joins the first group it reaches at host-link rate
     // from at least half of its measured members.  A shared uplink holds
     // back every pair that crosses it; one slow pair alone is a disturbed
@@ -82,7 +72,7 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     auto reaches = [&](int i, const std::vector<int>& group) {
         int pairs = 0, held = 0;
         for (int k : group) {
-            if (k == i || !measured(i, k)) continue;
+            if (k == i || !m.measured(i, k)) continue;
             ++pairs;
             if (held_back(i, k)) ++held;
         }
@@ -121,10 +111,125 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     std::vector<int> group_of(static_cast<std::size_t>(n), 0);
     for (std::size_t g = 0; g < groups.size(); ++g)
         for (int h : groups[g]) group_of[static_cast<std::size_t>(h)] = static_cast<int>(g);
-    const bool racks = groups.size() > 1;
+    *num_groups = static_cast<int>(groups.size());
+    return group_of;
+}
+
+}  // namespace
+
+HostBounds host_bounds(const ProbeMatrix& m) {
+    const int n = m.hosts;
+    HostBounds b;
+    const std::vector<double> pairs = best_pairs(m);
+    int num_groups = 0;
+    b.group = pair_groups(m, pairs, &num_groups);
+    b.rate = pairs;
+    b.exact.assign(static_cast<std::size_t>(n), false);
+    for (int i = 0; i < n; ++i) {
+        const std::size_t u = static_cast<std::size_t>(i);
+        const double f = u < m.fan_in.size() ? m.fan_in[u] : 0;
+        if (f > b.rate[u]) b.rate[u] = f;
+        // The fan-in reached the host's best (not a disturbed fan-in) and
+        // stayed clearly below what its senders can send: the host's link
+        // held it back.
+        if (f > 0 && f * kPinMargin >= b.rate[u] && f * kPinMargin < m.fan_in_from[u]) b.exact[u] = true;
+    }
+    // Pinned by pairs: at least two partners (of its rack) known faster
+    // than i's best by more than kPinMargin, and every such pair reached
+    // i's best (within kPinMargin): i's link held them back.  One such
+    // pair alone is no proof: a pair between two fast hosts disturbed
+    // (other processes on the cores) looks the same.
+    std::vector<bool> pinned(static_cast<std::size_t>(n), false);
+    for (int i = 0; i < n; ++i) {
+        const std::size_t u = static_cast<std::size_t>(i);
+        int faster = 0;
+        bool agree = true;
+        for (int j = 0; j < n; ++j) {
+            if (!m.measured(i, j) || b.group[static_cast<std::size_t>(j)] != b.group[u]) continue;
+            if (!(b.rate[static_cast<std::size_t>(j)] > kPinMargin * b.rate[u])) continue;
+            ++faster;
+            if (!(m.bw_at(i, j) * kPinMargin >= b.rate[u])) agree = false;
+        }
+        pinned[u] = faster >= 2 && agree;
+    }
+    for (int i = 0; i < n; ++i)
+        if (pinned[static_cast<std::size_t>(i)]) b.exact[static_cast<std::size_t>(i)] = true;
+    return b;
+}
+
+std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
+    const int n = m.hosts;
+    const HostBounds b = host_bounds(m);
+    std::vector<int> order(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+    auto faster = [&](int x, int y) {
+        const double rx = b.rate[static_cast<std::size_t>(x)], ry = b.rate[static_cast<std::size_t>(y)];
+        return rx != ry ? rx > ry : x < y;
+    };
+    std::sort(order.begin(), order.end(), faster);
+    std::vector<FanIn> out;
+    std::vector<bool> group_done(static_cast<std::size_t>(n), false);
+    for (int r : order) {
+        const std::size_t u = static_cast<std::size_t>(r);
+        const std::size_t g = static_cast<std::size_t>(b.group[u]);
+        const bool tried = u < m.fan_in.size() && m.fan_in[u] > 0;
+        if (group_done[g] || b.exact[u] || tried || !(b.rate[u] > 0)) continue;
+        FanIn f;
+        f.receiver = r;
+        for (int s : order) {
+            if (static_cast<int>(f.senders.size()) == kMaxFanInSenders) break;
+            if (s == r || b.group[static_cast<std::size_t>(s)] != b.group[u] || !m.measured(r, s)) continue;
+            f.senders.push_back(s);
+            f.senders_rate += b.rate[static_cast<std::size_t>(s)];
+        }
+        if (!(f.senders_rate > kPinMargin * b.rate[u])) continue;
+        std::sort(f.senders.begin(), f.senders.end());
+        group_done[g] = true;
+        out.push_back(std::move(f));
+    }
+    std::sort(out.begin(), out.end(), [](const FanIn& x, const FanIn& y) { return x.receiver < y.receiver; });
+    return out;
+}
+
+Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names, MeasuredNetwork* out,
+                     const std::vector<double>& nic) {
+    const int n = m.hosts;
+    if (n < 1 || static_cast<int>(names.size()) != n || (!nic.empty() && static_cast<int>(nic.size()) != n))
+        return Status::internal("infer_network: " + std::to_string(names.size()) + " names and " +
+                                std::to_string(nic.size()) + " priors for " + std::to_string(n) + " hosts");
+    MeasuredNetwork net;
+    net.hosts = names;
+    net.nic = nic.empty() ? std::vector<double>(static_cast<std::size_t>(n), 0.0) : nic;
+    net.local_bw = m.local_bw;
+    net.host_up.assign(static_cast<std::size_t>(n), Link{});
+    net.rack_of.assign(static_cast<std::size_t>(n), -1);
+    auto measured = [&](int i, int j) { return m.measured(i, j); };
+
+    // Host up-links: the best rate any of the host's pairs reached; what
+    // the ports say bounds what a host's pairs seem to reach.
+    std::vector<double> up = best_pairs(m);
+    auto cap_to_ports = [&] {
+        for (int i = 0; i < n; ++i) {
+            const double port = net.nic[static_cast<std::size_t>(i)];
+            if (port > 0 && up[static_cast<std::size_t>(i)] > port) up[static_cast<std::size_t>(i)] = port;
+        }
+    };
+    cap_to_ports();
+    int num_groups = 0;
+    const std::vector<int> group_of = pair_groups(m, up, &num_groups);
+    std::vector<std::vector<int>> groups(static_cast<std::size_t>(num_groups));
+    for (int h = 0; h < n; ++h) groups[static_cast<std::size_t>(group_of[static_cast<std::size_t>(h)])].push_back(h);
+    const bool racks = num_groups > 1;
+    // Then a fan-in that reached more than the pairs raises the host's
+    // up-link (the racks stay the pairs': a fan-in runs inside a rack).
+    for (int i = 0; i < n; ++i) {
+        const std::size_t u = static_cast<std::size_t>(i);
+        const double f = u < m.fan_in.size() ? m.fan_in[u] : 0;
+        if (f > up[u]) up[u] = net.nic[u] > 0 ? std::min(f, net.nic[u]) : f;
+    }
 
     // Link classes (after the racks, which compare pairs with the rates as
-    // measured).
+    // measured, and after the fan-ins).
     snap_link_classes(&up);
     cap_to_ports();  // a host never gets more than its own port by its class
 

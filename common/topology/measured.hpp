@@ -12,12 +12,24 @@
 //   round 3:  h0-h1  h2-h3           every pair exactly once)
 //
 // What a pair measures is the slowest link on its path, shared with the
-// other pairs of its round that cross it.  infer_network() turns the
-// matrix into a tree:
-//   - a host's up-link is the best rate any of its pairs reached (a slow
-//     host is slow with every partner);
-//   - two hosts whose pair stayed clearly below both their up-links
-//     (kRackFactor) are separated by something slower than either host
+// other pairs of its round that cross it: through one switch, pair (i, j)
+// reaches min(b_i, b_j), so the pairs alone show every host's rate except
+// the fastest one's, which they only bound from below (by the second
+// fastest).  Fan-in rounds follow (probe.hpp) for the hosts whose rate the
+// pairs leave open, one host per rack and round (host_bounds,
+// next_fan_ins):
+//
+//   fan-in into R:  S1 ==>  R  <== S3     several hosts of R's rack stream
+//                           ^^            into R at once:
+//                           S2            aggregate = min(b_R, sum of b_S)
+//
+// infer_network() turns the matrix into a tree:
+//   - a host's up-link is the best rate any of its pairs reached, or what
+//     a fan-in into it reached if that is more (a slow host is slow with
+//     every partner);
+//   - racks come from the pairs alone (their best rates per host: a
+//     fan-in changes no rack): two hosts whose pair stayed clearly below
+//     both their best pairs (kRackFactor) are separated by something slower than either host
 //     link: a shared uplink, which holds back every pair crossing it.  A
 //     host joins the first rack it reaches at host-link rate from at least
 //     half of its members (one slow pair alone is a disturbed measurement); the rack's uplink is what the pairs leaving it moved
@@ -75,11 +87,57 @@ struct ProbeMatrix {
     std::vector<double> bw, lat;
     // Per host: the rate between two of its ranks (<= 0: one rank).
     std::vector<double> local_bw;
+    // Per host: the aggregate rate a fan-in into it reached (<= 0: none
+    // ran), and the sum of its senders' bounds when it ran (host_bounds).
+    std::vector<double> fan_in, fan_in_from;
 
     double bw_at(int i, int j) const { return bw[static_cast<std::size_t>(i * hosts + j)]; }
     double lat_at(int i, int j) const { return lat[static_cast<std::size_t>(i * hosts + j)]; }
+    bool measured(int i, int j) const { return i != j && bw_at(i, j) > 0 && lat_at(i, j) > 0; }
     void set(int i, int j, double bandwidth, double latency);
 };
+
+// Beyond this factor two rates differ; within it they are one rate
+// measured twice (what a probe on shared, busy cores tells apart).
+constexpr double kPinMargin = 1.1;
+// At most this many hosts stream into one host in a fan-in, and at most
+// this many fan-in rounds run (hosts still open then stay lower bounds).
+constexpr int kMaxFanInSenders = 4;
+constexpr int kMaxFanIns = 4;
+
+// What the matrix proves about every host's up-link b_i so far.
+//   rate[i]: a lower bound, the best of its pairs and of a fan-in into it;
+//   exact[i]: the bound is b_i itself, because
+//     - at least two partners of its rack are known faster than rate[i]
+//       by more than kPinMargin, and its pairs with every one of them
+//       reached rate[i] (within kPinMargin): i's link held them back (one
+//       such pair alone could be a disturbed pair of two fast hosts), or
+//     - a fan-in into it reached rate[i] with senders whose bounds add up
+//       to more than kPinMargin times that: i's link held it back.
+//   A host whose partners are all at most as fast as it (the fastest, and
+//   every host tied with the second fastest: all hosts when links are
+//   equal) stays a lower bound until a fan-in settles it.
+struct HostBounds {
+    std::vector<double> rate;
+    std::vector<bool> exact;
+    std::vector<int> group;  // the pair matrix's racks (one group: no racks)
+};
+HostBounds host_bounds(const ProbeMatrix& m);
+
+// The next fan-in round the matrix asks for: per rack (the pair matrix's
+// groups; fan-ins in different racks share no link, so they run at once)
+// its open host (not exact, no fan-in yet) of the highest bound (then the
+// lowest index) whose rack holds senders that could show more than its
+// bound: up to kMaxFanInSenders of its rack's other hosts, highest bounds
+// first, whose bounds add up to more than kPinMargin times its own.
+// Empty when no host qualifies (two hosts, every host exact, a host whose
+// only rack mate is one host).  Senders ascending, fan-ins by receiver.
+struct FanIn {
+    int receiver = -1;
+    std::vector<int> senders;
+    double senders_rate = 0;  // the sum of their bounds
+};
+std::vector<FanIn> next_fan_ins(const ProbeMatrix& m);
 
 struct MeasuredNetwork {
     std::vector<std::string> hosts;  // host names, in probe order

@@ -15,8 +15,10 @@ constexpr int kPings = 5;
 constexpr std::size_t kFirstMessage = 4096;
 
 // Row layout: [0] failed, [1] host index + 1 of a leader (0: not one),
-// [2] the inside rate of its host, then per host j: bandwidth, latency.
-constexpr std::size_t kRowHead = 3;
+// [2] the inside rate of its host, [3] the rate a fan-in into its host
+// reached, [4] the sum of that fan-in's senders' bounds, then per host j:
+// bandwidth, latency.
+constexpr std::size_t kRowHead = 5;
 
 double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -36,23 +38,34 @@ struct PairResult {
     double bandwidth = 0, latency = 0;
 };
 
+// A pair session (one peer, pings first, streams both ways) or a fan-in
+// (the receiver leads, one follower session per sender, no pings, streams
+// into the receiver only).  The leader names the stream sizes and keeps
+// the time; its peers follow.
 class Session {
 public:
-    Session(Transport& t, int peer, bool leads, const ProbeOptions& opt, double target)
-        : t_(t), peer_(peer), leads_(leads), opt_(opt), target_(target) {}
+    // pair: pings first, streams both ways; otherwise a fan-in's part.
+    Session(Transport& t, std::vector<int> peers, bool leads, bool pair, const ProbeOptions& opt, double target)
+        : t_(t), peers_(std::move(peers)), leads_(leads), ping_(pair), duplex_(pair), opt_(opt), target_(target) {}
 
     Status run(PairResult* out) {
-        TOPOAR_TRY(pings(&out->latency));
+        if (ping_) TOPOAR_TRY(pings(&out->latency));
         const std::size_t n = static_cast<std::size_t>(std::max(4, opt_.stream_messages));
-        send_.assign(std::max(kFirstMessage, opt_.max_message), 0x5a);
-        recv_.resize(n * send_.size());
+        const std::size_t k = peers_.size();
+        // A fan-in has as many bytes in flight as a pair: each of its k
+        // streams uses messages of at most max_message / k.
+        const std::size_t cap = std::max(kFirstMessage, opt_.max_message / k);
+        send_.assign(cap, 0x5a);
+        if (duplex_ || leads_) recv_.resize(k * n * cap);
         if (!leads_) {
-            // B: streams the size A names until A says 0, acknowledging
-            // each stream once all of A's bytes are here.
+            // A follower: streams the size the leader names until it says
+            // 0 (a pair's acknowledging each stream once all of the
+            // leader's bytes are here).
             for (;;) {
                 double s = 0;
-                TOPOAR_TRY(recv(&s, sizeof s));
+                TOPOAR_TRY(recv(peers_[0], &s, sizeof s));
                 if (s <= 0) return Status::ok();
+                if (s > static_cast<double>(cap)) return Status::internal("probe: stream size out of range");
                 TOPOAR_TRY(stream(static_cast<std::size_t>(s), n, /*ack=*/true, nullptr));
             }
         }
@@ -67,7 +80,7 @@ public:
         // it).
         std::vector<std::size_t> sizes;
         std::vector<double> best;
-        std::size_t s = std::min(kFirstMessage, opt_.max_message);
+        std::size_t s = std::min(kFirstMessage, cap);
         for (;;) {
             double elapsed = 0;
             TOPOAR_TRY(timed_stream(s, n, &elapsed));
@@ -75,39 +88,43 @@ public:
             best.push_back(elapsed);
             // Below kMinStream bytes a stream is mostly fixed costs and one
             // late wake-up of a process stops growth too early.
-            if (4 * s > opt_.max_message || (n * s >= kMinStream && 4 * elapsed > kGrowShare * target_)) break;
+            if (4 * s > cap || (k * n * s >= kMinStream && 4 * elapsed > kGrowShare * target_)) break;
             s *= 4;
         }
         // Repeats: smaller, larger, smaller.  Each then starts right after
         // a stream at least as large, so a token bucket is drained alike
         // for both sizes (on the way up the smaller one still had its
         // burst: not comparable, so its first time is dropped).
-        const std::size_t k = sizes.size() - 1;
-        if (k > 0) {
+        const std::size_t last = sizes.size() - 1;
+        if (last > 0) {
             double small = 0, big = 0, small2 = 0;
-            TOPOAR_TRY(timed_stream(sizes[k - 1], n, &small));
-            TOPOAR_TRY(timed_stream(sizes[k], n, &big));
-            TOPOAR_TRY(timed_stream(sizes[k - 1], n, &small2));
-            best[k - 1] = std::min(small, small2);
-            best[k] = std::min(best[k], big);
+            TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small));
+            TOPOAR_TRY(timed_stream(sizes[last], n, &big));
+            TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small2));
+            best[last - 1] = std::min(small, small2);
+            best[last] = std::min(best[last], big);
         } else {
             double again = 0;
-            TOPOAR_TRY(timed_stream(sizes[k], n, &again));
-            best[k] = std::min(best[k], again);
+            TOPOAR_TRY(timed_stream(sizes[last], n, &again));
+            best[last] = std::min(best[last], again);
         }
-        const double big = static_cast<double>(n * sizes[k]);
+        // Bytes each way (a fan-in: into the leader): all k streams.
+        const double big = static_cast<double>(k * n * sizes[last]);
         double rate = 0;
-        if (k > 0 && best[k] > best[k - 1])
-            rate = (big - static_cast<double>(n * sizes[k - 1])) / (best[k] - best[k - 1]);
-        if (rate <= 0) rate = big / std::max(best[k] - rtt, best[k] / 2);
+        if (last > 0 && best[last] > best[last - 1])
+            rate = (big - static_cast<double>(k * n * sizes[last - 1])) / (best[last] - best[last - 1]);
+        if (rate <= 0) rate = big / std::max(best[last] - rtt, best[last] / 2);
         out->bandwidth = rate;
         if (probe_debug()) {
-            std::fprintf(stderr, "probe peer %d rtt %.1fus:", peer_, rtt * 1e6);
-            for (std::size_t i = 0; i < sizes.size(); ++i) std::fprintf(stderr, " %zuK:%.2fms", n * sizes[i] >> 10, best[i] * 1e3);
+            std::fprintf(stderr, "probe %s", k > 1 ? "fan-in from" : "peer");
+            for (int p : peers_) std::fprintf(stderr, " %d", p);
+            std::fprintf(stderr, " rtt %.1fus:", rtt * 1e6);
+            for (std::size_t i = 0; i < sizes.size(); ++i)
+                std::fprintf(stderr, " %zuK:%.2fms", k * n * sizes[i] >> 10, best[i] * 1e3);
             std::fprintf(stderr, " -> %.1f Mbit/s\n", rate * 8e-6);
         }
         double stop = 0;
-        return send(&stop, sizeof stop);
+        return to_all(&stop, sizeof stop);
     }
 
 private:
@@ -118,81 +135,108 @@ private:
 
     Status timed_stream(std::size_t s, std::size_t n, double* elapsed) {
         double size = static_cast<double>(s);
-        TOPOAR_TRY(send(&size, sizeof size));
+        TOPOAR_TRY(to_all(&size, sizeof size));
         return stream(s, n, /*ack=*/false, elapsed);
     }
 
-    Status send(const void* buf, std::size_t bytes) {
+    // The leader's small message to every peer at once.
+    Status to_all(const void* buf, std::size_t bytes) {
+        std::vector<Transport::Request> r(peers_.size(), nullptr);
+        Status st;
+        std::size_t posted = 0;
+        for (; posted < peers_.size() && st; ++posted) st = t_.isend(buf, bytes, peers_[posted], &r[posted]);
+        for (std::size_t i = 0; i < posted; ++i) {
+            if (st) st = wait_done(t_, &r[i]);
+            else if (r[i]) (void)t_.cancel(&r[i]);
+        }
+        return st;
+    }
+
+    Status send(int peer, const void* buf, std::size_t bytes) {
         Transport::Request r = nullptr;
-        TOPOAR_TRY(t_.isend(buf, bytes, peer_, &r));
+        TOPOAR_TRY(t_.isend(buf, bytes, peer, &r));
         return wait_done(t_, &r);
     }
-    Status recv(void* buf, std::size_t bytes) {
+    Status recv(int peer, void* buf, std::size_t bytes) {
         Transport::Request r = nullptr;
-        TOPOAR_TRY(t_.irecv(buf, bytes, peer_, &r));
+        TOPOAR_TRY(t_.irecv(buf, bytes, peer, &r));
         return wait_done(t_, &r);
     }
 
-    // A's round trips of one byte; B echoes.
+    // The leader's round trips of one byte; the peer echoes (pairs only).
     Status pings(double* one_way) {
+        const int peer = peers_[0];
         char b = 0;
         double best = 0;
         for (int k = 0; k < kPings; ++k) {
             if (leads_) {
                 Transport::Request r = nullptr;
                 double t0 = now();
-                TOPOAR_TRY(t_.irecv(&b, 1, peer_, &r));
-                TOPOAR_TRY(send(&b, 1));
+                TOPOAR_TRY(t_.irecv(&b, 1, peer, &r));
+                TOPOAR_TRY(send(peer, &b, 1));
                 TOPOAR_TRY(wait_done(t_, &r));
                 double rtt = now() - t0;
                 best = k == 0 ? rtt : std::min(best, rtt);
             } else {
-                TOPOAR_TRY(recv(&b, 1));
-                TOPOAR_TRY(send(&b, 1));
+                TOPOAR_TRY(recv(peer, &b, 1));
+                TOPOAR_TRY(send(peer, &b, 1));
             }
         }
         *one_way = best / 2;
         return Status::ok();
     }
 
-    // n messages of s bytes each way at once.  B (ack) then tells A that
-    // all of A's bytes arrived; A's *elapsed runs from its start until it
-    // has B's bytes and B's acknowledgement: the time both directions took,
-    // plus about one round trip.  Completion times of single messages mean
+    // A pair: n messages of s bytes each way at once.  The follower (ack)
+    // then tells the leader that all of its bytes arrived; the leader's
+    // *elapsed runs from its start until it has the peer's bytes and
+    // acknowledgement: the time the slower direction took, plus about one
+    // round trip.  A fan-in: n messages of s bytes from every follower to
+    // the leader, whose *elapsed runs until it has them all.  Completion times of single messages mean
     // little (a transport interleaves large messages, socket buffers hold
     // what a descheduled receiver has not read yet); the whole stream's end
     // does not lie.
     Status stream(std::size_t s, std::size_t n, bool ack, double* elapsed) {
-        std::vector<Transport::Request> rr(n, nullptr), sr(n, nullptr);
+        const std::size_t k = peers_.size();
+        std::vector<Transport::Request> rr(k * n, nullptr), sr(k * n, nullptr), ack_req(k, nullptr);
+        std::vector<char> token(k, 0);
         Status st;
-        std::size_t posted_r = 0, posted_s = 0;
-        char token = 0;
-        Transport::Request ack_req = nullptr;
+        std::size_t posted_r = 0, posted_s = 0, posted_a = 0;
+        // A fan-in streams one way, into the leader: it needs no
+        // acknowledgement, and the receiver's cores move half the bytes.
+        const bool receives = duplex_ || leads_, sends = duplex_ || !leads_;
         const double t0 = now();
-        // B's acknowledgement follows its data: its receive is posted after
-        // theirs (messages from one peer match receives in posting order).
-        for (; posted_r < n && st; ++posted_r) st = t_.irecv(recv_.data() + posted_r * s, s, peer_, &rr[posted_r]);
-        if (st && !ack) st = t_.irecv(&token, 1, peer_, &ack_req);
-        for (; posted_s < n && st; ++posted_s) st = t_.isend(send_.data(), s, peer_, &sr[posted_s]);
-        for (std::size_t k = 0; k < n && st; ++k) st = wait_done(t_, &rr[k]);
-        if (st && ack) st = send(&token, 1);
-        if (st && !ack) st = wait_done(t_, &ack_req);
+        // A follower's acknowledgement follows its data: its receive is
+        // posted after theirs (messages from one peer match receives in
+        // posting order).
+        for (std::size_t p = 0; p < k && st && receives; ++p) {
+            for (std::size_t i = 0; i < n && st; ++i, ++posted_r)
+                st = t_.irecv(recv_.data() + posted_r * s, s, peers_[p], &rr[posted_r]);
+            if (st && !ack && duplex_) st = t_.irecv(&token[p], 1, peers_[p], &ack_req[posted_a++]);
+        }
+        // Round-robin over the peers, so every stream starts at once.
+        for (std::size_t i = 0; i < n && st && sends; ++i)
+            for (std::size_t p = 0; p < k && st; ++p, ++posted_s)
+                st = t_.isend(send_.data(), s, peers_[p], &sr[posted_s]);
+        for (std::size_t i = 0; i < posted_r && st; ++i) st = wait_done(t_, &rr[i]);
+        if (st && ack && duplex_) st = send(peers_[0], &token[0], 1);
+        for (std::size_t p = 0; p < posted_a && st; ++p) st = wait_done(t_, &ack_req[p]);
         if (st && elapsed) *elapsed = now() - t0;
-        for (std::size_t k = 0; k < posted_s && st; ++k) st = wait_done(t_, &sr[k]);
+        for (std::size_t i = 0; i < posted_s && st; ++i) st = wait_done(t_, &sr[i]);
         if (!st) {
             // Nothing stays posted on buffers this object owns.
-            if (ack_req) (void)t_.cancel(&ack_req);
-            for (std::size_t k = 0; k < posted_r; ++k)
-                if (rr[k]) (void)t_.cancel(&rr[k]);
-            for (std::size_t k = 0; k < posted_s; ++k)
-                if (sr[k]) (void)t_.cancel(&sr[k]);
+            for (std::size_t p = 0; p < posted_a; ++p)
+                if (ack_req[p]) (void)t_.cancel(&ack_req[p]);
+            for (std::size_t i = 0; i < posted_r; ++i)
+                if (rr[i]) (void)t_.cancel(&rr[i]);
+            for (std::size_t i = 0; i < posted_s; ++i)
+                if (sr[i]) (void)t_.cancel(&sr[i]);
         }
         return st;
     }
 
     Transport& t_;
-    int peer_;
-    bool leads_;
+    std::vector<int> peers_;
+    bool leads_, ping_, duplex_;
     const ProbeOptions& opt_;
     double target_;
     std::vector<unsigned char> send_, recv_;
@@ -208,35 +252,47 @@ bool probe_debug() {
 std::size_t probe_row_size(int hosts) { return kRowHead + 2 * static_cast<std::size_t>(std::max(hosts, 0)); }
 
 Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>& host_ranks,
-                 const ProbeOptions& opt, const std::function<Status()>& barrier, std::vector<double>* row) {
+                 const ProbeOptions& opt, const ProbeGather& gather, std::vector<double>* row) {
     const int hosts = static_cast<int>(host_ranks.size());
     row->assign(probe_row_size(hosts), 0.0);
-    int my_host = -1, my_index = -1;
-    for (int h = 0; h < hosts; ++h)
-        for (std::size_t i = 0; i < host_ranks[static_cast<std::size_t>(h)].ranks.size(); ++i)
-            if (host_ranks[static_cast<std::size_t>(h)].ranks[i] == my_rank) {
+    int my_host = -1, my_index = -1, ranks = 0;
+    for (int h = 0; h < hosts; ++h) {
+        const std::vector<int>& on = host_ranks[static_cast<std::size_t>(h)].ranks;
+        ranks += static_cast<int>(on.size());
+        for (std::size_t i = 0; i < on.size(); ++i)
+            if (on[i] == my_rank) {
                 my_host = h;
                 my_index = static_cast<int>(i);
             }
+    }
     if (my_host < 0) return Status::internal("run_probe: rank " + std::to_string(my_rank) + " is on no host");
     const auto rounds = probe_schedule(hosts);
-    const double target =
-        std::max(kMinRoundSeconds, opt.total_seconds / static_cast<double>(rounds.size() + 1));
+    // Round 0 and the pair rounds share the budget equally; a fan-in round
+    // gets the same share on top, only where one runs.  (Splitting the
+    // budget over the fan-in rounds too shortened the pairs' streams: on
+    // the emulated racks cluster the 1 Gbit/s pairs then overlapped the
+    // token bucket's burst and 2 of 5 set-ups put a host in the wrong
+    // rack, against 0 of 5 with the pairs' share kept.)
+    const int fan_in_rounds = hosts >= 3 ? std::min(hosts, kMaxFanIns) : 0;
+    const double target = std::max(kMinRoundSeconds, opt.total_seconds / static_cast<double>(rounds.size() + 1));
     const std::vector<int>& mine = host_ranks[static_cast<std::size_t>(my_host)].ranks;
+    const bool leader = my_index == 0;
 
     Status st;
     // Round 0: inside each host, its leader with its second rank.
     if (mine.size() > 1 && my_index <= 1) {
         PairResult r;
-        st = Session(transport, mine[static_cast<std::size_t>(1 - my_index)], my_index == 0, opt, target).run(&r);
-        if (st && my_index == 0) (*row)[2] = r.bandwidth;
+        st = Session(transport, {mine[static_cast<std::size_t>(1 - my_index)]}, leader, true, opt, target).run(&r);
+        if (st && leader) (*row)[2] = r.bandwidth;
     }
     // Every rank, whatever happened: no host's streams inside it share the
     // cores with the pairs between hosts.
-    Status b = barrier();
+    std::vector<char> tokens(static_cast<std::size_t>(ranks));
+    const char token = 0;
+    Status b = gather(&token, 1, tokens.data());
     if (st) st = b;
     // The rounds between hosts: leaders only.
-    if (my_index == 0) {
+    if (leader) {
         (*row)[1] = my_host + 1;
         for (const auto& round : rounds) {
             if (!st) break;
@@ -244,13 +300,44 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>
                 if (p.first != my_host && p.second != my_host) continue;
                 const int other = p.first == my_host ? p.second : p.first;
                 PairResult r;
-                st = Session(transport, host_ranks[static_cast<std::size_t>(other)].ranks[0], p.first == my_host, opt,
-                             target)
+                st = Session(transport, {host_ranks[static_cast<std::size_t>(other)].ranks[0]}, p.first == my_host,
+                             true, opt, target)
                          .run(&r);
                 if (st && p.first == my_host) {
                     (*row)[kRowHead + 2 * static_cast<std::size_t>(other)] = r.bandwidth;
                     (*row)[kRowHead + 2 * static_cast<std::size_t>(other) + 1] = r.latency;
                 }
+            }
+        }
+    }
+    // Fan-in rounds, one after the other: every rank gathers the rows so
+    // far and reaches the same next round (one fan-in per rack, each host
+    // in at most one), or none: every rank stops alike, also when some
+    // rank's probes failed.
+    const std::size_t len = probe_row_size(hosts);
+    std::vector<double> rows(len * static_cast<std::size_t>(ranks));
+    for (int f = 0; f < fan_in_rounds; ++f) {
+        if (!st) (*row)[0] = 1;
+        Status g = gather(row->data(), len * sizeof(double), rows.data());
+        if (!g) return g;  // the collective itself failed: nothing to agree on
+        ProbeMatrix m;
+        if (!combine_probe_rows(rows, ranks, hosts, &m)) break;
+        const std::vector<FanIn> round = next_fan_ins(m);
+        if (round.empty()) break;
+        if (!leader) continue;
+        for (const FanIn& next : round) {
+            const auto& senders = next.senders;
+            PairResult r;
+            if (my_host == next.receiver) {
+                std::vector<int> peers;
+                for (int h : senders) peers.push_back(host_ranks[static_cast<std::size_t>(h)].ranks[0]);
+                st = Session(transport, peers, true, false, opt, target).run(&r);
+                (*row)[3] = st ? r.bandwidth : 0;
+                (*row)[4] = next.senders_rate;
+            } else if (std::find(senders.begin(), senders.end(), my_host) != senders.end()) {
+                st = Session(transport, {host_ranks[static_cast<std::size_t>(next.receiver)].ranks[0]}, false, false,
+                             opt, target)
+                         .run(&r);
             }
         }
     }
@@ -268,6 +355,8 @@ bool combine_probe_rows(const std::vector<double>& rows, int ranks, int hosts, P
         const int h = static_cast<int>(row[1]) - 1;
         if (h < 0 || h >= hosts) continue;
         m.local_bw[static_cast<std::size_t>(h)] = row[2];
+        m.fan_in[static_cast<std::size_t>(h)] = row[3];
+        m.fan_in_from[static_cast<std::size_t>(h)] = row[4];
         for (int j = h + 1; j < hosts; ++j)
             m.set(h, j, row[kRowHead + 2 * static_cast<std::size_t>(j)], row[kRowHead + 2 * static_cast<std::size_t>(j) + 1]);
     }

@@ -20,7 +20,27 @@
 //
 // Sessions of one round run at the same time (pairs that share an uplink
 // slow each other down, which is what shows racks).  No barrier between
-// rounds: a pair's messages only ever match that pair's receives.
+// pair rounds: a pair's messages only ever match that pair's receives.
+//
+// Then fan-in rounds (three hosts or more; measured.hpp says why and which
+// hosts), one after the other, each after a gather of every rank's row so
+// that every rank picks the same next one (next_fan_ins: one fan-in per
+// rack, at once) or stops alike:
+//
+//   R (receiver, leads)        S1 .. Sk (up to 4 hosts of R's rack)
+//   |--- s to each ----------->|      sizes as in a pair session, no pings,
+//   |<== N x s from each ======|      k streams into R at once, s at most
+//   ...                               max_message / k (a pair's bytes in
+//                                     flight); R's time runs until it has
+//                                     all; the slope of the aggregate is
+//                                     the rate R's link let in
+//
+// Costs per communicator (first set-up only, later ones reuse it): the
+// budget is split over round 0 and the pair rounds as before; each fan-in
+// round that runs (at most min(hosts, 4); none with two hosts, when the
+// pairs pin every rate, or for a host whose only rack mate is one host)
+// adds one round's share, and one allgather of every rank's row precedes
+// each (and one more that finds none is needed).
 #pragma once
 
 #include <cstddef>
@@ -35,8 +55,9 @@
 namespace topoar {
 
 struct ProbeOptions {
-    // All rounds together aim at this; one round gets an equal share
-    // (at least kMinRoundSeconds).
+    // Round 0 and the pair rounds together aim at this, one round an equal
+    // share (at least kMinRoundSeconds); a fan-in round, where one runs,
+    // takes one more share.
     double total_seconds = 0.3;
     std::size_t max_message = std::size_t(1) << 20;  // largest stream message
     int stream_messages = 8;                         // messages per stream
@@ -48,19 +69,23 @@ constexpr double kMinRoundSeconds = 0.002;
 bool probe_debug();
 
 // What one rank contributes to the gathered matrix: probe_row_size(hosts)
-// doubles.  A host leader's row holds the pairs it led and its host's
-// inside rate; everyone else's is zeros.  row[0] is nonzero when this
+// doubles.  A host leader's row holds the pairs it led, its host's inside
+// rate and the fan-in into its host; everyone else's is zeros.  row[0] is nonzero when this
 // rank's probes failed.
 std::size_t probe_row_size(int hosts);
 
+// Every rank gives `bytes` at mine; all receives ranks x bytes, by rank.
+using ProbeGather = std::function<Status(const void* mine, std::size_t bytes, void* all)>;
+
 // This rank's part of the probes.  host_ranks: the ranks of each host,
-// ascending, hosts in probe order (a host's leader is its first rank).
-// Every rank of the communicator calls it; ranks with no part return at
-// once.  Fills *row (probe_row_size doubles).  barrier: a collective every
-// rank calls once, between round 0 (inside hosts) and the rounds between
-// hosts, which would otherwise share the cores with round 0's streams.
+// ascending, hosts in probe order (a host's leader is its first rank);
+// every rank of the communicator is on one of them.  Every rank calls it
+// and calls gather alike: once between round 0 (inside hosts) and the
+// rounds between hosts, which would otherwise share the cores with round
+// 0's streams, and once before each fan-in round (rows so far).  Fills
+// *row (probe_row_size doubles).
 Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>& host_ranks,
-                 const ProbeOptions& opt, const std::function<Status()>& barrier, std::vector<double>* row);
+                 const ProbeOptions& opt, const ProbeGather& gather, std::vector<double>* row);
 
 // Every rank's row (rows[r * probe_row_size(hosts) ...]) into the matrix;
 // false when some rank's probes failed (row[0]).

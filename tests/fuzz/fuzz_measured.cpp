@@ -4,7 +4,8 @@
 // Checks: bytes that read back write back identically and restrict to
 // their own hosts unchanged; any matrix (any rates, zeros, NaN and
 // infinities included) gives one up-link per host, every rack index in
-// range and no rack level with fewer than two racks.
+// range and no rack level with fewer than two racks; the fan-ins it asks
+// for are one per rack, inside the receiver's rack, into open hosts.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -48,6 +49,32 @@ void infer(const std::uint8_t* data, std::size_t n) {
             m.set(i, j, bw, lat);
         }
     for (int i = 0; i < hosts; ++i) m.local_bw[static_cast<std::size_t>(i)] = next();
+    for (int i = 0; i < hosts; ++i) {
+        m.fan_in[static_cast<std::size_t>(i)] = next();
+        m.fan_in_from[static_cast<std::size_t>(i)] = next();
+    }
+    // The fan-ins asked for: one per rack, every host in at most one,
+    // senders in the receiver's rack, none into a host already settled.
+    const HostBounds b = host_bounds(m);
+    require(b.rate.size() == static_cast<std::size_t>(hosts) && b.exact.size() == b.rate.size() &&
+                b.group.size() == b.rate.size(),
+            "host_bounds: not one bound per host");
+    std::vector<int> busy(static_cast<std::size_t>(hosts), 0);
+    for (const FanIn& f : next_fan_ins(m)) {
+        require(f.receiver >= 0 && f.receiver < hosts && !b.exact[static_cast<std::size_t>(f.receiver)] &&
+                    !(m.fan_in[static_cast<std::size_t>(f.receiver)] > 0),
+                "next_fan_ins: a receiver out of range or already settled");
+        require(!f.senders.empty() && static_cast<int>(f.senders.size()) <= kMaxFanInSenders,
+                "next_fan_ins: no senders or too many");
+        ++busy[static_cast<std::size_t>(f.receiver)];
+        for (int s : f.senders) {
+            require(s >= 0 && s < hosts && s != f.receiver &&
+                        b.group[static_cast<std::size_t>(s)] == b.group[static_cast<std::size_t>(f.receiver)],
+                    "next_fan_ins: a sender out of range or outside the receiver's rack");
+            ++busy[static_cast<std::size_t>(s)];
+        }
+    }
+    for (int k : busy) require(k <= 1, "next_fan_ins: a host in two fan-ins of one round");
     std::vector<std::string> names;
     for (int i = 0; i < hosts; ++i) names.push_back("h" + std::to_string(i));
     MeasuredNetwork net;

@@ -97,6 +97,42 @@ struct FakeNet {
         }
         return m;
     }
+
+    // The pairs, then the fan-in rounds the matrix asks for (at most
+    // kMaxFanIns, as run_probe): a fan-in into R moves min(b_R, the
+    // senders' sum), and across a rack uplink no more than it.  *rounds:
+    // how many ran.
+    ProbeMatrix probe_with_fan_ins(int* rounds = nullptr) const {
+        ProbeMatrix m = probe();
+        int ran = 0;
+        for (; ran < kMaxFanIns; ++ran) {
+            const std::vector<FanIn> round = next_fan_ins(m);
+            if (round.empty()) break;
+            std::vector<double> got;
+            for (const FanIn& f : round) {
+                const std::size_t r = static_cast<std::size_t>(f.receiver);
+                double into = 0;
+                std::vector<double> per_rack(rack_bw.size(), 0.0);
+                for (int s : f.senders) {
+                    const std::size_t u = static_cast<std::size_t>(s);
+                    if (rack[u] == rack[r]) into += host_bw[u];
+                    else per_rack[static_cast<std::size_t>(rack[u])] += host_bw[u];
+                }
+                double across = 0;
+                for (std::size_t g = 0; g < per_rack.size(); ++g) across += std::min(per_rack[g], rack_bw[g]);
+                if (across > 0) into += std::min(across, rack_bw[static_cast<std::size_t>(rack[r])]);
+                got.push_back(std::min(host_bw[r], into));
+            }
+            // Results enter the matrix after the round (the gather).
+            for (std::size_t k = 0; k < round.size(); ++k) {
+                const std::size_t r = static_cast<std::size_t>(round[k].receiver);
+                m.fan_in[r] = got[k];
+                m.fan_in_from[r] = round[k].senders_rate;
+            }
+        }
+        if (rounds) *rounds = ran;
+        return m;
+    }
 };
 
 // Scenario s2's network: four 1 Gbit/s hosts, two racks joined at
@@ -232,6 +268,179 @@ void test_one_slow_pair(void**) {
     expect_ok(infer_network(first, names(3), &net));
     assert_int_equal(net.num_racks(), 0);
     for (int h = 0; h < 3; ++h) assert_true(near(net.host_up[static_cast<std::size_t>(h)].bandwidth, 25e6));
+}
+
+// Fan-ins (issue 22): pairs through one switch reach min(b_i, b_j), so
+// the fastest host looks as fast as the second fastest; fan-ins into the
+// hosts the pairs leave open pin them, and what they cannot pin stays a
+// lower bound.  rates: Mbit/s.
+FakeNet flat(std::vector<double> mbit) {
+    FakeNet f;
+    for (double r : mbit) f.host_bw.push_back(r * 1e6 / 8);
+    f.rack.assign(mbit.size(), 0);
+    f.rack_bw = {1e12};
+    return f;
+}
+
+void test_fan_in(void**) {
+    auto mbit = [](double v) { return v * 1e6 / 8; };
+    // The session's cluster: 250/100/400/100 Mbit/s.  The pairs: 250 for
+    // both fast hosts; the fan-ins into them pin both.
+    {
+        FakeNet f = flat({250, 100, 400, 100});
+        MeasuredNetwork before, after;
+        expect_ok(infer_network(f.probe(), names(4), &before));
+        assert_true(near(before.host_up[2].bandwidth, mbit(250)));  // what the pairs alone say
+        int fan_ins = 0;
+        const ProbeMatrix m = f.probe_with_fan_ins(&fan_ins);
+        assert_int_equal(fan_ins, 2);
+        assert_true(m.fan_in[0] > 0 && m.fan_in[2] > 0 && m.fan_in[1] == 0 && m.fan_in[3] == 0);
+        expect_ok(infer_network(m, names(4), &after));
+        assert_int_equal(after.num_racks(), 0);
+        for (int h = 0; h < 4; ++h)
+            assert_true(near(after.host_up[static_cast<std::size_t>(h)].bandwidth, f.host_bw[static_cast<std::size_t>(h)]));
+        const HostBounds b = host_bounds(m);
+        for (int h = 0; h < 4; ++h) assert_true(b.exact[static_cast<std::size_t>(h)]);
+        assert_true(next_fan_ins(m).empty());
+    }
+    // A fast host among slow ones: every pair says 100, so all four are
+    // open; the fan-ins pin the slow ones at the receiver's rate, and the
+    // fast one reaches what its three senders can send, 300: more than the
+    // pairs said, and still a lower bound (true 400).  (The last slow host
+    // has one partner known faster: not enough to pin it, so it gets its
+    // own fan-in.)
+    {
+        FakeNet f = flat({100, 100, 400, 100});
+        int fan_ins = 0;
+        const ProbeMatrix m = f.probe_with_fan_ins(&fan_ins);
+        assert_int_equal(fan_ins, 4);
+        const HostBounds b = host_bounds(m);
+        assert_true(near(b.rate[2], mbit(300)) && !b.exact[2]);
+        for (int h : {0, 1, 3}) assert_true(b.exact[static_cast<std::size_t>(h)] && near(b.rate[static_cast<std::size_t>(h)], mbit(100)));
+        MeasuredNetwork net;
+        expect_ok(infer_network(m, names(4), &net));
+        assert_true(near(net.host_up[2].bandwidth, mbit(300)));
+        assert_true(near(net.host_up[1].bandwidth, mbit(100)));
+    }
+    // Two fast hosts: their pair shows their rate, the slow ones are pinned
+    // by the pairs, and the fan-ins confirm the fast ones (1 rank each on
+    // 400/400/250/1000: the 1000 host is found).
+    {
+        FakeNet f = flat({100, 400, 400, 100});
+        int fan_ins = 0;
+        const ProbeMatrix m = f.probe_with_fan_ins(&fan_ins);
+        assert_int_equal(fan_ins, 2);
+        assert_true(m.fan_in[0] == 0 && m.fan_in[3] == 0);
+        const HostBounds b = host_bounds(m);
+        for (int h = 0; h < 4; ++h)
+            assert_true(b.exact[static_cast<std::size_t>(h)] && near(b.rate[static_cast<std::size_t>(h)], f.host_bw[static_cast<std::size_t>(h)]));
+        FakeNet g = flat({400, 400, 250, 1000});
+        const ProbeMatrix mg = g.probe_with_fan_ins(&fan_ins);
+        assert_int_equal(fan_ins, 3);
+        MeasuredNetwork net;
+        expect_ok(infer_network(mg, names(4), &net));
+        for (int h = 0; h < 4; ++h)
+            assert_true(near(net.host_up[static_cast<std::size_t>(h)].bandwidth, g.host_bw[static_cast<std::size_t>(h)]));
+        // 1000 reached, but its senders could send 1050 (within kPinMargin):
+        // a lower bound that happens to be the rate.
+        assert_false(host_bounds(mg).exact[3]);
+    }
+    // Equal links: every host open after the pairs; each fan-in pins one,
+    // kMaxFanIns of them, and with more hosts the rest stay (correct)
+    // lower bounds.
+    {
+        int fan_ins = 0;
+        const ProbeMatrix m = flat({200, 200, 200}).probe_with_fan_ins(&fan_ins);
+        assert_int_equal(fan_ins, 3);
+        for (int h = 0; h < 3; ++h) assert_true(host_bounds(m).exact[static_cast<std::size_t>(h)]);
+        FakeNet six = flat({200, 200, 200, 200, 200, 200});
+        const ProbeMatrix m6 = six.probe_with_fan_ins(&fan_ins);
+        assert_int_equal(fan_ins, kMaxFanIns);
+        assert_false(next_fan_ins(m6).empty());  // more would be asked for
+        MeasuredNetwork net;
+        expect_ok(infer_network(m6, names(6), &net));
+        for (int h = 0; h < 6; ++h) assert_true(near(net.host_up[static_cast<std::size_t>(h)].bandwidth, mbit(200)));
+    }
+    // Two hosts: nobody to fan in from (and nothing a two-host allreduce
+    // would gain from knowing which is faster).
+    {
+        assert_true(next_fan_ins(flat({400, 100}).probe()).empty());
+        assert_true(next_fan_ins(flat({400, 400}).probe()).empty());
+    }
+    // Racks (s2: two hosts a rack): a host's only rack mate is one sender,
+    // which cannot show more than their pair; senders from the other rack
+    // would measure the uplink.  No fan-in, the same network as before.
+    for (int interleaved = 0; interleaved < 2; ++interleaved) {
+        FakeNet f = s2_racks(interleaved ? std::vector<int>{0, 1, 0, 1} : std::vector<int>{0, 0, 1, 1});
+        assert_true(next_fan_ins(f.probe()).empty());
+    }
+    // Racks of three with one fast host in each: its fan-in comes from its
+    // own rack only (not across the 160 Mbit/s uplink), and reaches its
+    // rack mates' sum; the rack uplinks stay what the pairs showed.
+    {
+        FakeNet f = flat({100, 400, 100, 100, 100, 1000});
+        f.rack = {0, 0, 0, 1, 1, 1};
+        f.rack_bw = {20e6, 20e6};
+        MeasuredNetwork pairs_only, net;
+        expect_ok(infer_network(f.probe(), names(6), &pairs_only));
+        int fan_ins = 0;
+        const ProbeMatrix m = f.probe_with_fan_ins(&fan_ins);
+        expect_ok(infer_network(m, names(6), &net));
+        assert_int_equal(net.num_racks(), 2);
+        for (int h = 0; h < 6; ++h) assert_int_equal(net.rack_of[static_cast<std::size_t>(h)], f.rack[static_cast<std::size_t>(h)]);
+        for (int g = 0; g < 2; ++g)
+            assert_true(net.rack_up[static_cast<std::size_t>(g)].bandwidth == pairs_only.rack_up[static_cast<std::size_t>(g)].bandwidth);
+        assert_true(near(net.host_up[1].bandwidth, mbit(200)) && near(net.host_up[5].bandwidth, mbit(200)));
+        assert_true(near(net.host_up[0].bandwidth, mbit(100)));
+        assert_true(m.fan_in[1] > 0 && m.fan_in[5] > 0);
+        // Every round: one fan-in per rack, its senders in the receiver's
+        // rack (replayed).
+        assert_true(fan_ins >= 1 && fan_ins <= kMaxFanIns);
+        ProbeMatrix replay = f.probe();
+        for (int k = 0; k < fan_ins; ++k) {
+            const std::vector<FanIn> round = next_fan_ins(replay);
+            assert_true(!round.empty() && round.size() <= 2);
+            std::set<int> racks_in_round;
+            for (const FanIn& next : round) {
+                const std::size_t r = static_cast<std::size_t>(next.receiver);
+                assert_true(racks_in_round.insert(f.rack[r]).second);
+                for (int s : next.senders) assert_int_equal(f.rack[static_cast<std::size_t>(s)], f.rack[r]);
+                replay.fan_in[r] = m.fan_in[r];
+                replay.fan_in_from[r] = m.fan_in_from[r];
+            }
+        }
+        assert_true(next_fan_ins(replay).empty());
+    }
+    // One disturbed pair between the two fast hosts (measured on the
+    // emulated cluster: 121.6 Mbit/s between the 250 and 400 Mbit/s
+    // hosts): after the fan-in into one of them shows it faster, the other
+    // is not taken as pinned by that one pair; it gets its own fan-in.
+    {
+        FakeNet f = flat({250, 100, 400, 100});
+        ProbeMatrix m = f.probe();
+        m.set(0, 2, mbit(121.6), m.lat_at(0, 2));
+        m.set(0, 1, mbit(75.9), m.lat_at(0, 1));
+        m.fan_in[0] = mbit(223);
+        m.fan_in_from[0] = mbit(121.6 + 100 + 100);
+        const HostBounds b = host_bounds(m);
+        assert_false(b.exact[2]);
+        const std::vector<FanIn> next = next_fan_ins(m);
+        assert_int_equal(next.size(), 1);
+        assert_int_equal(next[0].receiver, 2);
+    }
+    // A fan-in that measured less than the pairs (disturbed) lowers
+    // nothing and pins nothing.
+    {
+        FakeNet f = flat({250, 100, 400, 100});
+        ProbeMatrix m = f.probe();
+        m.fan_in[2] = mbit(50);
+        m.fan_in_from[2] = mbit(450);
+        const HostBounds b = host_bounds(m);
+        assert_true(near(b.rate[2], mbit(250)) && !b.exact[2]);
+        MeasuredNetwork net;
+        expect_ok(infer_network(m, names(4), &net));
+        assert_true(near(net.host_up[2].bandwidth, mbit(250)));
+    }
 }
 
 void test_restrict_and_digest(void**) {
@@ -437,12 +646,11 @@ void test_run_probe(void**) {
     for (int r = 0; r < n; ++r)
         threads.emplace_back([&, r] {
             topoar_test::FakeTransport t(network, r);
-            auto barrier = [&gather, r]() {
-                char token = 0, all[8];
-                gather.allgather(r, &token, 1, all);
+            auto collect = [&gather, r](const void* mine, std::size_t bytes, void* all) {
+                gather.allgather(r, mine, bytes, all);
                 return Status::ok();
             };
-            st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, barrier, &rows[static_cast<std::size_t>(r)]);
+            st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, collect, &rows[static_cast<std::size_t>(r)]);
         });
     for (auto& th : threads) th.join();
     for (const Status& s : st) expect_ok(s);
@@ -461,6 +669,63 @@ void test_run_probe(void**) {
     // A rank whose probes failed marks its row; the matrix is refused.
     all[0] = 1;
     assert_false(combine_probe_rows(all, n, 3, &m));
+}
+
+// Fan-in rounds over the in-process transport: four one-rank hosts.  The
+// top host's rate is never exact after the pairs, so at least one fan-in
+// runs; every rank ends with the same rows, and the fan-ins in the matrix
+// are exactly the ones next_fan_ins asks for, round after round (replayed
+// from the pairs).
+void test_run_probe_fan_in(void**) {
+    const std::vector<HostRanks> hosts = {{"a", {0}}, {"b", {1}}, {"c", {2}}, {"d", {3}}};
+    const int n = 4;
+    topoar_test::FakeNetwork network(n);
+    std::vector<std::vector<double>> rows(n);
+    std::vector<Status> st(n);
+    ProbeOptions opt;
+    opt.total_seconds = 0.01;
+    opt.max_message = 64 << 10;
+    Gather gather(n);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+            topoar_test::FakeTransport t(network, r);
+            auto collect = [&gather, r](const void* mine, std::size_t bytes, void* all) {
+                gather.allgather(r, mine, bytes, all);
+                return Status::ok();
+            };
+            st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, collect, &rows[static_cast<std::size_t>(r)]);
+        });
+    for (auto& th : threads) th.join();
+    for (const Status& s : st) expect_ok(s);
+    std::vector<double> all;
+    for (const auto& row : rows) all.insert(all.end(), row.begin(), row.end());
+    ProbeMatrix m;
+    assert_true(combine_probe_rows(all, n, 4, &m));
+    int with_fan_in = 0;
+    for (int h = 0; h < 4; ++h)
+        if (m.fan_in[static_cast<std::size_t>(h)] > 0) {
+            ++with_fan_in;
+            assert_true(m.fan_in_from[static_cast<std::size_t>(h)] > 0);
+        }
+    ProbeMatrix replay = m;
+    std::fill(replay.fan_in.begin(), replay.fan_in.end(), 0.0);
+    std::fill(replay.fan_in_from.begin(), replay.fan_in_from.end(), 0.0);
+    int replayed = 0;
+    for (int k = 0; k < kMaxFanIns; ++k) {
+        const std::vector<FanIn> round = next_fan_ins(replay);
+        if (round.empty()) break;
+        assert_int_equal(round.size(), 1);  // one rack
+        const std::size_t r = static_cast<std::size_t>(round[0].receiver);
+        assert_true(m.fan_in[r] > 0);
+        assert_true(m.fan_in_from[r] == round[0].senders_rate);
+        replay.fan_in[r] = m.fan_in[r];
+        replay.fan_in_from[r] = m.fan_in_from[r];
+        ++replayed;
+    }
+    if (with_fan_in == 0) print_error("no fan-in ran: rates %g %g %g (bounds)\n", host_bounds(m).rate[0], host_bounds(m).rate[1], host_bounds(m).rate[2]);
+    assert_true(with_fan_in >= 1);
+    assert_int_equal(replayed, with_fan_in);
 }
 
 // Set-up measures on a communicator's first set-up, reuses the result on
@@ -871,12 +1136,14 @@ int main() {
         cmocka_unit_test(test_slow_host),
         cmocka_unit_test(test_link_classes),
         cmocka_unit_test(test_one_slow_pair),
+        cmocka_unit_test(test_fan_in),
         cmocka_unit_test(test_restrict_and_digest),
         cmocka_unit_test(test_bytes_round_trip),
         cmocka_unit_test(test_nic_prior),
         cmocka_unit_test(test_model_link),
         cmocka_unit_test(test_discover_measured),
         cmocka_unit_test(test_run_probe),
+        cmocka_unit_test(test_run_probe_fan_in),
         cmocka_unit_test(test_engine_setup_probes),
         cmocka_unit_test(test_online_adaptation),
         cmocka_unit_test(test_small_message_trials),
