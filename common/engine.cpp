@@ -93,6 +93,7 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     // Again after a set-up without I/O (a nonblocking call's): from scratch,
     // the plans of the first one dropped (calls running keep theirs).
     ready_ = false;
+    ++generation_;
     plans_.clear();
     network_source_ = NetworkSource::single_host;
     probe_problem_.clear();
@@ -139,6 +140,7 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
     TOPOAR_TRY(measure_network(ranks_, io, /*fresh=*/true));
     const std::string before = selection_.model_table().to_text("cost model");
     TOPOAR_TRY(selection_.rebuild(topology_));
+    ++generation_;
     plans_.clear();  // calls holding plans keep them
     const double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
     notice_ = adaptation_.replanned(ms, describe_network(), before,
@@ -148,7 +150,17 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
 }
 
 Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io) {
+    ++generation_;  // the class may be decided now
     return selection_.note_trial(call.trial, seconds, io, &notice_);
+}
+
+bool Engine::timed(const PreparedCall& call) const {
+    return cfg_.adapt && !ranks_.empty() && call.count * call.elem_size >= cfg_.adapt_min_bytes &&
+           call.mem == MemType::host;
+}
+
+bool Engine::repeatable(const PreparedCall& call) const {
+    return call.route == Route::host && call.mem == MemType::host && call.trial.cls < 0 && !timed(call);
 }
 
 std::string Engine::describe_origin(const PreparedCall& call) {
@@ -199,6 +211,8 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
         prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size);
+        if (mem == MemType::host && fast_eligible(prepared->program, count * elem_size))
+            prepared->fast = compile_fast(prepared->program, elem_size);
         return Status::ok();
     }, out);
 }
@@ -302,6 +316,10 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     TOPOAR_TRY(s);
     call->chunk_count = chunk;
+    // One chunk of a small plan on a host route: the fast path can run it
+    // (exec/fast_executor.hpp), unless online adaptation times it.
+    call->fast = plan_mem == MemType::host && (call->route == Route::host || call->route == Route::contest_host) &&
+                 chunk == count && call->plan && call->plan->fast.usable() && !timed(*call);
     if (call->route == Route::nccl_hier) {
         // Its own plan besides the built-in one.  Unsupported (no host
         // level) is an answer, alike on every rank: the built-in plan runs
@@ -362,9 +380,8 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
         return Status::internal(std::string("run() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();  // nothing to move
     // Only on measured links (ranks_ kept): what a file describes stays.
-    const bool timed = io && io->allgather && cfg_.adapt && !ranks_.empty() &&
-                       call.count * call.elem_size >= cfg_.adapt_min_bytes && call.mem == MemType::host;
-    const auto t0 = std::chrono::steady_clock::now();
+    const bool timed = io && io->allgather && this->timed(call);
+    const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (!blocking_) blocking_.reset(new CallOperation);
     TOPOAR_TRY(blocking_->start(call, buf, transport, reducer));
     TOPOAR_TRY(run_to_end(*blocking_, transport));

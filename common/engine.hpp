@@ -81,6 +81,10 @@ struct PreparedCall {
     // routes) the caller times the call, handed down or run, and reports
     // it with Engine::note_trial.
     SizeTrials::Turn trial;
+    // One chunk of a small plan on a host route (host or contest_host) that
+    // online adaptation does not time: plan->fast runs it
+    // (exec/fast_executor.hpp), bit-identical to the host executor.
+    bool fast = false;
     std::size_t num_chunks() const {
         return chunk_count ? (count + chunk_count - 1) / chunk_count : 0;
     }
@@ -200,6 +204,16 @@ public:
     // nccl_hier's view of this rank (set up): its host's index and its own
     // index there, or unsupported (no host level).
     Status host_position(int* host, int* local, int* hosts) const;
+    // Whether online adaptation times a host call (run() then measures it).
+    bool timed(const PreparedCall& call) const;
+    // Whether the next prepare() of the same count, element size and kind
+    // gives the same answer as long as generation() stays: a host route
+    // outside the contest, not timed.  The C interface then hands back
+    // the call it prepared last without asking again (topoar_engine_prepare).
+    bool repeatable(const PreparedCall& call) const;
+    // Changes whenever an answer of prepare() may change: set-up, links
+    // measured again, a contest turn reported.
+    std::uint64_t generation() const { return generation_; }
     // prepare() then run() (a hand-down route is Code::unsupported with
     // the reason); for tests and tools.
     Status allreduce(void* buf, std::size_t count, std::size_t elem_size, Transport& transport,
@@ -229,6 +243,7 @@ private:
     // The operation blocking calls run in, reused (its scratch and
     // vectors stay); nonblocking ones have their own (engine/call_operation.hpp).
     std::unique_ptr<CallOperation> blocking_;
+    std::uint64_t generation_ = 0;  // generation()
 };
 
 }  // namespace topoar

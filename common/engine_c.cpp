@@ -60,6 +60,16 @@ struct topoar_engine {
     std::string topology;   // topoar_engine_topology_text
     std::string origin;     // topoar_engine_last_origin
     PreparedCall call;   // the last prepared call
+    // topoar_engine_prepare's memo: `call` answers the next host call of
+    // the same count, element size and flags while the engine's
+    // generation stays (Engine::repeatable).
+    bool memo_ok = false;
+    int memo_flags = 0;
+    std::uint64_t memo_generation = 0;
+    // The fast path's scratch (exec/fast_executor.hpp): grown at prepare,
+    // never per call; one blocking call at a time uses it.
+    std::unique_ptr<unsigned char[]> fast_scratch;
+    std::size_t fast_scratch_size = 0;
     topoar_device_caps_t caps{};  // as the glue registered them (pair tests)
     Status config_error; // a bad parameter value, reported by setup
     topoar_engine(int rank, int size, EngineConfig cfg, Status bad)
@@ -357,23 +367,35 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
 }  // extern "C"
 
 namespace {
+// The glue's view of the prepared call p.
+void export_call(const PreparedCall& p, topoar_call_t* call) {
+    call->route = static_cast<int>(p.route);
+    call->why = p.why;
+    call->algorithm = static_cast<int>(p.algorithm);
+    call->plan_algorithm = static_cast<int>(p.plan_algorithm);
+    call->origin = static_cast<int>(p.origin);
+    call->mem = static_cast<int>(p.mem);
+    call->count = p.count;
+    call->elem_size = p.elem_size;
+    call->fast = p.fast ? 1 : 0;
+}
+
 int prepare_call(topoar_engine_t* e, size_t count, size_t elem_size, int mem, const PairCaps& pair,
                  topoar_call_t* call, const CallKind& kind = CallKind{}) {
     try {
+        e->memo_ok = false;
         std::memset(call, 0, sizeof(*call));
         if (mem != TOPOAR_MEM_HOST && mem != TOPOAR_MEM_CUDA)
             return fail(e, Status::invalid("prepare: memory type " + std::to_string(mem)));
         Status s = e->engine.prepare(count, elem_size, static_cast<MemType>(mem), &e->call, pair, kind);
         if (!s) return fail(e, s);
-        const PreparedCall& p = e->call;
-        call->route = static_cast<int>(p.route);
-        call->why = p.why;
-        call->algorithm = static_cast<int>(p.algorithm);
-        call->plan_algorithm = static_cast<int>(p.plan_algorithm);
-        call->origin = static_cast<int>(p.origin);
-        call->mem = mem;
-        call->count = count;
-        call->elem_size = elem_size;
+        PreparedCall& p = e->call;
+        if (p.fast && p.plan->fast.scratch_bytes > e->fast_scratch_size) {
+            e->fast_scratch.reset(new (std::nothrow) unsigned char[p.plan->fast.scratch_bytes]);
+            e->fast_scratch_size = e->fast_scratch ? p.plan->fast.scratch_bytes : 0;
+            if (!e->fast_scratch) p.fast = false;  // the executor runs it
+        }
+        export_call(p, call);
         return TOPOAR_OK;
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("prepare: out of memory"));
@@ -397,12 +419,25 @@ extern "C" {
 
 int topoar_engine_prepare(topoar_engine_t* e, size_t count, size_t elem_size, int mem, int flags,
                           topoar_call_t* call) {
+    // The same call as the last one, nothing changed since: its answer
+    // again (the fast path's other half: no decision, lookup or copy).
+    if (e->memo_ok && count == e->call.count && elem_size == e->call.elem_size && mem == TOPOAR_MEM_HOST &&
+        flags == e->memo_flags && e->engine.generation() == e->memo_generation) {
+        export_call(e->call, call);
+        return TOPOAR_OK;
+    }
     PairCaps pair;
     pair.previous_differs = (flags & TOPOAR_PREPARE_OWN_RESULT_ONLY) != 0;
     CallKind kind;
     kind.nonblocking = (flags & TOPOAR_PREPARE_NONBLOCKING) != 0;
     kind.no_hand_down = (flags & TOPOAR_PREPARE_NO_HAND_DOWN) != 0;
-    return prepare_call(e, count, elem_size, mem, pair, call, kind);
+    const int rc = prepare_call(e, count, elem_size, mem, pair, call, kind);
+    if (rc == TOPOAR_OK && mem == TOPOAR_MEM_HOST && e->engine.repeatable(e->call)) {
+        e->memo_ok = true;
+        e->memo_flags = flags;
+        e->memo_generation = e->engine.generation();
+    }
+    return rc;
 }
 
 int topoar_engine_set_device_caps(topoar_engine_t* e, const topoar_device_caps_t* caps) {
@@ -459,6 +494,54 @@ int topoar_engine_run(topoar_engine_t* e, const topoar_call_t* call, void* buf, 
 }
 
 }  // extern "C"
+
+namespace {
+// The fast path's transport and reduction (exec/fast_executor.hpp: run_fast
+// calls these directly; each forwards to the glue's callback).
+class CallbackFastIo {
+public:
+    CallbackFastIo(const topoar_fast_transport_t& t, int redop, int redtype, const topoar_reducer_t& r)
+        : t_(t), own_(redop, redtype), r_(r) {}
+    int isend(const void* buf, std::size_t bytes, int peer, void** req) {
+        return t_.isend(t_.ctx, buf, bytes, peer, req);
+    }
+    int irecv(void* buf, std::size_t bytes, int peer, void** req) { return t_.irecv(t_.ctx, buf, bytes, peer, req); }
+    int wait_all(int n, void** reqs) { return t_.wait_all(t_.ctx, n, reqs); }
+    void cancel(void** req) { t_.cancel(t_.ctx, req); }
+    void reduce(const void* in, void* inout, std::size_t count) {
+        if (!own_(in, inout, count)) r_.reduce(r_.ctx, in, inout, count);
+    }
+
+private:
+    const topoar_fast_transport_t& t_;
+    FastReduce own_;
+    const topoar_reducer_t& r_;
+};
+}  // namespace
+
+extern "C" int topoar_engine_run_fast(topoar_engine_t* e, const topoar_call_t* call, void* buf,
+                                      const topoar_fast_transport_t* transport, int redop, int redtype,
+                                      const topoar_reducer_t* reducer) {
+    try {
+        const PreparedCall& p = e->call;
+        if (!is_last_prepared(e, call) || !p.fast)
+            return fail(e, Status::internal("run_fast: the call is not the last fast call prepared on this engine"));
+        CallbackFastIo io(*transport, redop, redtype, *reducer);
+        FastFailure f;
+        const int rc = run_fast(p.plan->fast, static_cast<char*>(buf),
+                                reinterpret_cast<char*>(e->fast_scratch.get()), io, &f);
+        if (rc == 0) return TOPOAR_OK;
+        std::ostringstream m;
+        m << "fast path: " << f.call << " of step " << f.step << " (round " << f.round;
+        if (f.peer >= 0) m << ", peer " << f.peer << ", " << f.bytes << " bytes";
+        m << ") failed with error " << rc;
+        return fail(e, Status(Code::transport_error, m.str()));
+    } catch (const std::bad_alloc&) {
+        return fail(e, Status::internal("allreduce (fast path): out of memory"));
+    } catch (...) {
+        return fail(e, Status::internal("allreduce (fast path): unknown exception"));
+    }
+}
 
 // An operation: its own copy of the call, of the glue's transport and
 // reducer structures, and the operation running them.

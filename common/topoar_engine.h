@@ -217,6 +217,8 @@ typedef struct topoar_call {
     int mem;            /* TOPOAR_MEM_* as passed to prepare */
     size_t count;       /* elements */
     size_t elem_size;   /* bytes per element (the extent) */
+    int fast;           /* 1: a small host call that topoar_engine_run_fast()
+                         * may run (route HOST or CONTEST_HOST) */
 } topoar_call_t;
 
 /* prepare's flags.  OWN_RESULT_ONLY: the previous module's result for
@@ -265,6 +267,29 @@ int topoar_engine_prepare_device(topoar_engine_t *engine, size_t count, size_t e
  * STAGED; buf in host memory). */
 int topoar_engine_run(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
                       const topoar_transport_t *transport, const topoar_reducer_t *reducer);
+
+/* The small-message fast path (common/exec/fast_executor.hpp): a call with
+ * call->fast set runs its plan round after round, each round's requests
+ * posted through these callbacks and waited for together; bit-identical to
+ * topoar_engine_run().  wait_all(n, reqs) returns 0 or an error, and
+ * either way leaves none of the n requests posted; cancel ends one posted
+ * request after a failure elsewhere in its round. */
+typedef struct topoar_fast_transport {
+    void *ctx;
+    int (*isend)(void *ctx, const void *buf, size_t bytes, int peer, void **req);
+    int (*irecv)(void *ctx, void *buf, size_t bytes, int peer, void **req);
+    int (*wait_all)(void *ctx, int n, void **reqs);
+    void (*cancel)(void *ctx, void **req);
+} topoar_fast_transport_t;
+
+/* Runs the call the last topoar_engine_prepare() returned, call->fast set,
+ * in place on buf (host memory).  redop/redtype: the (op, type) pair when
+ * topoar reduces it itself (topoar_reduce.h; the common ones are inlined
+ * there), else -1 and -1: reducer then reduces.  Not timed for online
+ * adaptation (call->fast is never set where it would be). */
+int topoar_engine_run_fast(topoar_engine_t *engine, const topoar_call_t *call, void *buf,
+                           const topoar_fast_transport_t *transport, int redop, int redtype,
+                           const topoar_reducer_t *reducer);
 
 /* Operations: a prepared host call run step by step, for nonblocking and
  * persistent calls.  An operation keeps its own copy of the call (its plans

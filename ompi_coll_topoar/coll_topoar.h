@@ -143,6 +143,9 @@ typedef struct mca_coll_topoar_module_t {
      * for online adaptation: it measures the links again in the middle of
      * a later call, so it lives as long as the module. */
     mca_coll_topoar_pml_ctx_t io_ctx;
+    /* The fast path's local reduction, for the (dtype, op) of the last
+     * fast call (op NULL: none yet); looked up again when they change. */
+    mca_coll_topoar_reduce_ctx_t fast_reduce;
     /* A nonblocking set-up in flight (state SETTING_UP), or NULL. */
     struct mca_coll_topoar_nb_setup *nb_setup;
     /* Set up by a nonblocking call, until the first blocking allreduce
@@ -177,6 +180,11 @@ const char *mca_coll_topoar_ineligible(int count, struct ompi_datatype_t *dtype,
 /* topoar's host path on rbuf in place after prepare (host memory, which may
  * be a staging buffer); marks the communicator failed on an error. */
 int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm);
+/* The same for a prepared call with call->fast set: the small-message fast
+ * path (topoar_engine_run_fast), the PML's requests posted directly. */
+int mca_coll_topoar_run_fast(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              struct ompi_communicator_t *comm);
 int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *where);

@@ -23,7 +23,8 @@ static int run_prepared(mca_coll_topoar_module_t *m, const topoar_call_t *call, 
          * so a fallback still sees the caller's buffers untouched). */
         memcpy(rbuf, sbuf, bytes);
     }
-    rc = mca_coll_topoar_run_host(m, call, rbuf, dtype, op, comm);
+    rc = call->fast ? mca_coll_topoar_run_fast(m, call, rbuf, dtype, op, comm)
+                    : mca_coll_topoar_run_host(m, call, rbuf, dtype, op, comm);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -78,6 +78,42 @@ static int pml_cancel(void *ctx, void **req)
     return ompi_request_wait(r, MPI_STATUS_IGNORE);
 }
 
+static void pml_progress(void *ctx);
+
+/* The fast path's wait for a round's requests.  It drives progress itself,
+ * with the executor's polling rule (pml_progress: every-pass polling of
+ * the event library only after kPollAfterIdle passes found nothing), not
+ * through ompi_request_wait_all, which never asks for it: across hosts a
+ * round's TCP message then waited for the progress engine's tick.  On an
+ * error every request still posted is cancelled and completed, so none
+ * outlives the call. */
+static int pml_wait_all(void *ctx, int n, void **reqs)
+{
+    ompi_request_t **r = (ompi_request_t **) reqs;
+    int k = 0, rc;
+    while (k < n) {
+        if (REQUEST_COMPLETE(r[k])) {
+            ++k;
+        } else {
+            pml_progress(ctx);
+        }
+    }
+    rc = ompi_request_wait_all((size_t) n, r, MPI_STATUSES_IGNORE); /* all complete: frees them */
+    if (OMPI_SUCCESS != rc) {
+        for (int i = 0; i < n; ++i) {
+            if (MPI_REQUEST_NULL != r[i]) {
+                (void) pml_cancel(ctx, &reqs[i]);
+            }
+        }
+    }
+    return rc;
+}
+
+static void pml_cancel_quietly(void *ctx, void **req)
+{
+    (void) pml_cancel(ctx, req);
+}
+
 static void pml_progress(void *ctx)
 {
     pml_ctx_t *c = (pml_ctx_t *) ctx;
@@ -124,6 +160,30 @@ void mca_coll_topoar_host_reducer(mca_coll_topoar_reduce_ctx_t *ctx, ompi_dataty
     ctx->own = mca_coll_topoar_op_ids(dtype, op, &ctx->redop, &ctx->redtype);
     out->ctx = ctx;
     out->reduce = op_reduce;
+}
+
+int mca_coll_topoar_run_fast(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
+                             ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
+{
+    pml_ctx_t pctx = {comm, 0, false, MCA_COLL_BASE_TAG_ALLREDUCE};
+    const topoar_fast_transport_t transport = {&pctx, pml_isend, pml_irecv, pml_wait_all, pml_cancel_quietly};
+    topoar_reducer_t reducer;
+    reduce_ctx_t *r = &m->fast_reduce;
+    int rc;
+    if (r->op != op || r->dtype != dtype || r->extent != call->elem_size) {
+        mca_coll_topoar_host_reducer(r, dtype, op, call->elem_size, &reducer);
+    }
+    reducer.ctx = r;
+    reducer.reduce = op_reduce;
+    rc = topoar_engine_run_fast(m->engine, call, rbuf, &transport, r->own ? r->redop : -1, r->own ? r->redtype : -1,
+                                &reducer);
+    if (pctx.polling) {
+        opal_progress_event_users_decrement();
+    }
+    if (TOPOAR_OK != rc) {
+        return mca_coll_topoar_failed(m, comm, "run");
+    }
+    return OMPI_SUCCESS;
 }
 
 int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,

@@ -10,6 +10,7 @@ std::size_t footprint(const CompiledPlan& p) {
     }
     b += p.program.steps.size() * (sizeof(ExecProgram::Step) + 1) + p.program.round_begin.size() * sizeof(std::size_t);
     for (const auto& st : p.program.steps) b += st.deps.size() * sizeof(std::uint32_t);
+    b += p.fast.steps.size() * sizeof(FastStep) + p.fast.round_begin.size() * sizeof(std::uint32_t);
     return b;
 }
 

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "exec/executor.hpp"
+#include "exec/fast_executor.hpp"
 #include "plan/plan.hpp"
 #include "planners/planner_nccl_hier.hpp"
 #include "status.hpp"
@@ -25,6 +26,9 @@ namespace topoar {
 struct CompiledPlan {
     Plan plan;
     ExecProgram program;
+    // The small-message fast path's form of `program` (exec/fast_executor.hpp);
+    // empty (!usable()) for calls above kFastMaxBytes or with large rounds.
+    FastProgram fast;
     // The cost model's time for the plan (online adaptation), computed at
     // its first timed call from the full plan (plan holds this rank's
     // part only); < 0: not yet, 0: not predicted (too large).  Filled in
