@@ -629,15 +629,12 @@ void run_rank_threads(int n, const char* const* host_of, topoar_test::FakeNetwor
     for (auto& th : threads) th.join();
 }
 
-// The probes over the in-process transport: every pair of hosts measured
-// once by its lower host's leader, the inside rate of hosts with two or
-// more ranks, nothing left in flight.
-void test_run_probe(void**) {
-    const std::vector<HostRanks> hosts = {{"a", {0, 3}}, {"b", {1}}, {"c", {2, 4}}};
-    const int n = 5;
+// Every rank of `hosts` (n ranks) runs the probes over the in-process
+// transport in its own thread; returns each rank's row (all must succeed).
+std::vector<std::vector<double>> probe_in_process(const std::vector<HostRanks>& hosts, int n) {
     topoar_test::FakeNetwork network(n);
-    std::vector<std::vector<double>> rows(n);
-    std::vector<Status> st(n);
+    std::vector<std::vector<double>> rows(static_cast<std::size_t>(n));
+    std::vector<Status> st(static_cast<std::size_t>(n));
     ProbeOptions opt;
     opt.total_seconds = 0.01;
     opt.max_message = 64 << 10;
@@ -653,7 +650,17 @@ void test_run_probe(void**) {
             st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, collect, &rows[static_cast<std::size_t>(r)]);
         });
     for (auto& th : threads) th.join();
-    for (const Status& s : st) expect_ok(s);
+    for (const Status& x : st) expect_ok(x);
+    return rows;
+}
+
+// The probes over the in-process transport: every pair of hosts measured
+// once by its lower host's leader, the inside rate of hosts with two or
+// more ranks, nothing left in flight.
+void test_run_probe(void**) {
+    const std::vector<HostRanks> hosts = {{"a", {0, 3}}, {"b", {1}}, {"c", {2, 4}}};
+    const int n = 5;
+    const std::vector<std::vector<double>> rows = probe_in_process(hosts, n);
     std::vector<double> all;
     for (const auto& row : rows) all.insert(all.end(), row.begin(), row.end());
     ProbeMatrix m;
@@ -679,25 +686,7 @@ void test_run_probe(void**) {
 void test_run_probe_fan_in(void**) {
     const std::vector<HostRanks> hosts = {{"a", {0}}, {"b", {1}}, {"c", {2}}, {"d", {3}}};
     const int n = 4;
-    topoar_test::FakeNetwork network(n);
-    std::vector<std::vector<double>> rows(n);
-    std::vector<Status> st(n);
-    ProbeOptions opt;
-    opt.total_seconds = 0.01;
-    opt.max_message = 64 << 10;
-    Gather gather(n);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r)
-        threads.emplace_back([&, r] {
-            topoar_test::FakeTransport t(network, r);
-            auto collect = [&gather, r](const void* mine, std::size_t bytes, void* all) {
-                gather.allgather(r, mine, bytes, all);
-                return Status::ok();
-            };
-            st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, collect, &rows[static_cast<std::size_t>(r)]);
-        });
-    for (auto& th : threads) th.join();
-    for (const Status& s : st) expect_ok(s);
+    const std::vector<std::vector<double>> rows = probe_in_process(hosts, n);
     std::vector<double> all;
     for (const auto& row : rows) all.insert(all.end(), row.begin(), row.end());
     ProbeMatrix m;
