@@ -203,7 +203,6 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     net.local_bw = m.local_bw;
     net.host_up.assign(static_cast<std::size_t>(n), Link{});
     net.rack_of.assign(static_cast<std::size_t>(n), -1);
-    auto measured = [&](int i, int j) { return m.measured(i, j); };
 
     // Host up-links: the best rate any of the host's pairs reached; what
     // the ports say bounds what a host's pairs seem to reach.
@@ -225,11 +224,12 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     for (int i = 0; i < n; ++i) {
         const std::size_t u = static_cast<std::size_t>(i);
         const double f = u < m.fan_in.size() ? m.fan_in[u] : 0;
-        if (f > up[u]) up[u] = net.nic[u] > 0 ? std::min(f, net.nic[u]) : f;
+        if (f > up[u]) up[u] = f;
     }
+    cap_to_ports();
 
     // Link classes (after the racks, which compare pairs with the rates as
-    // measured, and after the fan-ins).
+    // measured, and after the fan-ins), from rates within the ports.
     snap_link_classes(&up);
     cap_to_ports();  // a host never gets more than its own port by its class
 
@@ -238,7 +238,7 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     for (int i = 0; i < n; ++i) {
         double best = 0, any = 0;
         for (int j = 0; j < n; ++j) {
-            if (!measured(i, j)) continue;
+            if (!m.measured(i, j)) continue;
             double l = m.lat_at(i, j);
             if (group_of[static_cast<std::size_t>(j)] == group_of[static_cast<std::size_t>(i)])
                 best = best > 0 ? std::min(best, l) : l;
@@ -267,7 +267,7 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
                 for (const auto& p : round) {
                     bool a_in = group_of[static_cast<std::size_t>(p.first)] == static_cast<int>(g);
                     bool b_in = group_of[static_cast<std::size_t>(p.second)] == static_cast<int>(g);
-                    if (a_in != b_in && measured(p.first, p.second)) sum += m.bw_at(p.first, p.second);
+                    if (a_in != b_in && m.measured(p.first, p.second)) sum += m.bw_at(p.first, p.second);
                 }
                 if (sum > 0) {
                     rate += sum;
@@ -278,7 +278,7 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
             if (crossing_rounds > 0) rate /= crossing_rounds;
             for (int i : groups[g])
                 for (int j = 0; j < n; ++j) {
-                    if (group_of[static_cast<std::size_t>(j)] == static_cast<int>(g) || !measured(i, j)) continue;
+                    if (group_of[static_cast<std::size_t>(j)] == static_cast<int>(g) || !m.measured(i, j)) continue;
                     double r = std::max(0.0, m.lat_at(i, j) - lam[static_cast<std::size_t>(i)] -
                                                  lam[static_cast<std::size_t>(j)]) / 2;
                     residual = residual < 0 ? r : std::min(residual, r);
