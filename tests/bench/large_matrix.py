@@ -134,6 +134,43 @@ def cells(which):
     return out
 
 
+def compare_cmd(scenario, configs, args, rate, sizes, out, spec):
+    """The compare.py command of one cluster: `spec` its topoar-cluster shape
+    (--nodes / --racks ... options), `sizes` (min, max) bytes; args gives
+    the cluster name, iterations, warm-up, repeats, prefix and (if any)
+    timeout."""
+    cmd = [sys.executable, COMPARE, "--scenario", scenario, "--configs", ",".join(configs),
+           "--cluster", args.cluster_name, "--node-rate", rate, "--sizes", "%d:%d" % sizes,
+           "-i", str(args.iters), "-x", str(args.warmup), "-I", str(args.iters), "-r", str(args.repeats),
+           "--no-plot", "-o", out] + spec
+    if getattr(args, "timeout", None):
+        cmd += ["--timeout", str(args.timeout)]
+    if args.prefix:
+        cmd += ["--prefix", args.prefix]
+    return cmd
+
+
+def run_logged(cmd, title, env=None):
+    """Runs cmd, printing title, the command and its exit status and time."""
+    print("== " + title, flush=True)
+    print("   " + " ".join(cmd), flush=True)
+    t0 = time.time()
+    rc = subprocess.call(cmd, env=env)
+    print("   rc %d, %.0f s" % (rc, time.time() - t0), flush=True)
+    return rc
+
+
+def write_report(path, text, failed):
+    """Writes and prints a result table; 1 when some runs failed (listed)."""
+    with open(path, "w") as f:
+        f.write(text)
+    print(text)
+    if failed:
+        print("failed: " + "; ".join(failed))
+        return 1
+    return 0
+
+
 def run_cell(cell, args, outdir):
     env = dict(os.environ)
     burst = bucket_bytes(cell.bucket, cell.rate)
@@ -141,23 +178,12 @@ def run_cell(cell, args, outdir):
         env["TOPOAR_CLUSTER_BURST"] = str(burst)
     else:
         env.pop("TOPOAR_CLUSTER_BURST", None)
-    cmd = [sys.executable, COMPARE, "--scenario", cell.name, "--configs", ",".join(CONFIGS),
-           "--cluster", args.cluster_name, "--node-rate", cell.rate,
-           "--sizes", "%d:%d" % cell.sizes, "-i", str(args.iters), "-x", str(args.warmup),
-           "-I", str(args.iters), "-r", str(args.repeats), "--no-plot", "-o", outdir,
-           "--timeout", str(args.timeout)]
     if cell.racks:
-        cmd += ["--racks", cell.racks, "--rack-rate", cell.rack_rate, "--map-by", "node"]
+        spec = ["--racks", cell.racks, "--rack-rate", cell.rack_rate, "--map-by", "node"]
     else:
-        cmd += ["--nodes", cell.hosts]
-    if args.prefix:
-        cmd += ["--prefix", args.prefix]
-    print("== %s (bucket %s bytes)" % (cell.name, burst if burst is not None else "tool default"), flush=True)
-    print("   " + " ".join(cmd), flush=True)
-    t0 = time.time()
-    rc = subprocess.call(cmd, env=env)
-    print("   rc %d, %.0f s" % (rc, time.time() - t0), flush=True)
-    return rc
+        spec = ["--nodes", cell.hosts]
+    cmd = compare_cmd(cell.name, CONFIGS, args, cell.rate, cell.sizes, outdir, spec)
+    return run_logged(cmd, "%s (bucket %s bytes)" % (cell.name, burst if burst is not None else "tool default"), env)
 
 
 def read_summary(outdir):
@@ -239,14 +265,7 @@ def main():
         for c in cl:
             if run_cell(c, args, os.path.join(args.out, c.name)) != 0:
                 failed.append(c.name)
-    text = table(cl, args.out)
-    with open(os.path.join(args.out, "matrix.md"), "w") as f:
-        f.write(text)
-    print(text)
-    if failed:
-        print("failed cells: " + ", ".join(failed))
-        return 1
-    return 0
+    return write_report(os.path.join(args.out, "matrix.md"), table(cl, args.out), failed)
 
 
 if __name__ == "__main__":

@@ -25,13 +25,11 @@ Usage (root; component built with ./setup.sh build):
 import argparse
 import os
 import random
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from large_matrix import COMPARE, MiB, read_summary, rate_bps  # noqa: E402
+from large_matrix import MiB, compare_cmd, read_summary, run_logged, write_report  # noqa: E402
 
 RATES = [100, 250, 400, 1000]  # Mbit/s
 
@@ -119,20 +117,9 @@ def main():
         rates = ",".join("%dmbit" % r for r in s.rates)
         # one compare.py per size (sizes need not be powers of two apart)
         for size in sizes:
-            out = "%s-%d" % (cell, size)
-            cmd = [sys.executable, COMPARE, "--scenario", s.name, "--configs", ",".join(configs),
-                   "--cluster", args.cluster_name, "--node-rate", rates, "--sizes", "%d:%d" % (size, size),
-                   "-i", str(args.iters), "-x", str(args.warmup), "-I", str(args.iters), "-r", str(args.repeats),
-                   "--no-plot", "-o", out] + s.spec()
-            if s.racks == 2:
-                cmd += ["--map-by", "node"]
-            if args.prefix:
-                cmd += ["--prefix", args.prefix]
-            print("== shape %d %s, %d MiB" % (idx, s.name, size // MiB), flush=True)
-            t0 = time.time()
-            rc = subprocess.call(cmd)
-            print("   rc %d, %.0f s" % (rc, time.time() - t0), flush=True)
-            if rc:
+            spec = s.spec() + (["--map-by", "node"] if s.racks == 2 else [])
+            cmd = compare_cmd(s.name, configs, args, rates, (size, size), "%s-%d" % (cell, size), spec)
+            if run_logged(cmd, "shape %d %s, %d MiB" % (idx, s.name, size // MiB)):
                 failed.append("%s %d" % (s.name, size))
     head = "| # | shape (ranks @ Mbit/s) | racks | size | bound (s) | auto, no file (s) | / bound |"
     if args.with_file:
@@ -156,14 +143,7 @@ def main():
             lines.append(row)
     lines.append("")
     lines.append("auto (no file) within 1.10x the bound: %d of %d cells." % (within, total))
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(args.out, "family.md"), "w") as f:
-        f.write(text)
-    print(text)
-    if failed:
-        print("failed: " + "; ".join(failed))
-        return 1
-    return 0
+    return write_report(os.path.join(args.out, "family.md"), "\n".join(lines) + "\n", failed)
 
 
 if __name__ == "__main__":
