@@ -143,9 +143,10 @@ typedef struct mca_coll_topoar_module_t {
      * for online adaptation: it measures the links again in the middle of
      * a later call, so it lives as long as the module. */
     mca_coll_topoar_pml_ctx_t io_ctx;
-    /* The fast path's local reduction, for the (dtype, op) of the last
-     * fast call (op NULL: none yet); looked up again when they change. */
-    mca_coll_topoar_reduce_ctx_t fast_reduce;
+    /* The blocking calls' local reduction (fast path and executor), for
+     * the (dtype, op) of the last one (op NULL: none yet); looked up again
+     * when they change. */
+    mca_coll_topoar_reduce_ctx_t blocking_reduce;
     /* A nonblocking set-up in flight (state SETTING_UP), or NULL. */
     struct mca_coll_topoar_nb_setup *nb_setup;
     /* Set up by a nonblocking call, until the first blocking allreduce

@@ -38,8 +38,8 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->io_ctx.idle = 0;
     m->io_ctx.polling = false;
     m->io_ctx.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
-    m->fast_reduce.op = NULL;
-    m->fast_reduce.dtype = NULL;
+    m->blocking_reduce.op = NULL;
+    m->blocking_reduce.dtype = NULL;
     m->engine = NULL;
     m->state = TOPOAR_STATE_NEW;
     m->handled = 0;

@@ -162,19 +162,29 @@ void mca_coll_topoar_host_reducer(mca_coll_topoar_reduce_ctx_t *ctx, ompi_dataty
     out->reduce = op_reduce;
 }
 
+/* The local reduction of the module's blocking calls (one at a time on a
+ * communicator): the (dtype, op) lookup is made again only when they
+ * change. */
+static reduce_ctx_t *blocking_reducer(mca_coll_topoar_module_t *m, ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      size_t extent, topoar_reducer_t *out)
+{
+    reduce_ctx_t *r = &m->blocking_reduce;
+    if (r->op != op || r->dtype != dtype || r->extent != extent) {
+        mca_coll_topoar_host_reducer(r, dtype, op, extent, out);
+    }
+    out->ctx = r;
+    out->reduce = op_reduce;
+    return r;
+}
+
 int mca_coll_topoar_run_fast(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
                              ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
     pml_ctx_t pctx = {comm, 0, false, MCA_COLL_BASE_TAG_ALLREDUCE};
     const topoar_fast_transport_t transport = {&pctx, pml_isend, pml_irecv, pml_wait_all, pml_cancel_quietly};
     topoar_reducer_t reducer;
-    reduce_ctx_t *r = &m->fast_reduce;
+    const reduce_ctx_t *r = blocking_reducer(m, dtype, op, call->elem_size, &reducer);
     int rc;
-    if (r->op != op || r->dtype != dtype || r->extent != call->elem_size) {
-        mca_coll_topoar_host_reducer(r, dtype, op, call->elem_size, &reducer);
-    }
-    reducer.ctx = r;
-    reducer.reduce = op_reduce;
     rc = topoar_engine_run_fast(m->engine, call, rbuf, &transport, r->own ? r->redop : -1, r->own ? r->redtype : -1,
                                 &reducer);
     if (pctx.polling) {
@@ -190,13 +200,12 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
                              ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
     int rc;
-    reduce_ctx_t rctx;
     topoar_reducer_t reducer;
     pml_ctx_t pctx = {comm, 0, false, MCA_COLL_BASE_TAG_ALLREDUCE};
     topoar_transport_t transport;
 
     mca_coll_topoar_pml_transport(&pctx, &transport);
-    mca_coll_topoar_host_reducer(&rctx, dtype, op, call->elem_size, &reducer);
+    (void) blocking_reducer(m, dtype, op, call->elem_size, &reducer);
     rc = topoar_engine_run(m->engine, call, rbuf, &transport, &reducer);
     if (pctx.polling) {
         opal_progress_event_users_decrement();
