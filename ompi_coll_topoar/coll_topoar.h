@@ -136,6 +136,10 @@ typedef struct mca_coll_topoar_module_t {
     unsigned long long by_algorithm[TOPOAR_ALG_MAX];
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
+    /* The one-host agreement of the first blocking call has run (its
+     * outcome: state READY with hand_down_all, the full set-up, or, when
+     * the members differ, still NEW: the full set-up at the next call). */
+    bool one_host_checked;
     struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
     /* frees it with the module (set by coll_topoar_gpu.c with the state) */
     void (*gpu_free)(struct mca_coll_topoar_module_t *m);
@@ -173,6 +177,26 @@ int mca_coll_topoar_allreduce(const void *sbuf, void *rbuf, mca_coll_topoar_coun
 /* Shared by the host path (coll_topoar_allreduce.c) and the GPU path
  * (coll_topoar_gpu.c). */
 void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+/* The first blocking call on a communicator within this host
+ * (coll_topoar_module.c): every member starts the agreement, whatever its
+ * settings; a member whose *why is set hands every call down and may run
+ * the call through the previous module before finishing it.  finish: 1
+ * every member hands down (state READY), 0 none does and the full set-up
+ * follows, -1 they differ (or the agreement failed): this call is the
+ * previous module's on every member, the next one runs the full set-up.
+ * mca_coll_topoar_setup runs both when the call has not. */
+typedef struct mca_coll_topoar_one_host {
+    unsigned long long d[2];
+    struct ompi_request_t *req;
+    const char *why;
+    int rc;
+} mca_coll_topoar_one_host_t;
+int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm,
+                                   mca_coll_topoar_one_host_t *c);
+int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm,
+                                    mca_coll_topoar_one_host_t *c);
+/* Frees the per-process digest cache (component close). */
+void mca_coll_topoar_one_host_release(void);
 int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,
                              int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              struct ompi_communicator_t *comm);

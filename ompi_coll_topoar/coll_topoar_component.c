@@ -228,6 +228,7 @@ static int topoar_close(void)
 {
     mca_coll_topoar_nonblocking_close();
     mca_coll_topoar_gpu_close();
+    mca_coll_topoar_one_host_release();
     if (mca_coll_topoar_component.output >= 0) {
         opal_output_close(mca_coll_topoar_component.output);
         mca_coll_topoar_component.output = -1;

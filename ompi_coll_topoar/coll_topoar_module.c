@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "opal/util/output.h"
@@ -46,6 +47,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->fallback = 0;
     m->logged_classes = 0;
     m->hand_down_all = NULL;
+    m->one_host_checked = false;
     m->gpu = NULL;
     m->gpu_free = NULL;
     for (int i = 0; i < TOPOAR_ALG_MAX; ++i) {
@@ -222,45 +224,175 @@ bool mca_coll_topoar_all_on_this_host(ompi_communicator_t *comm)
     return true;
 }
 
-/* A communicator within one host that auto hands down entirely needs no
- * rank records, topology or engine: one small allreduce checks that every
- * member has the same settings, the same GPU state and the same answer
- * (a short-lived communicator's first call paid an allgather and an
- * agreement allreduce before).  Returns true when that settled the
- * set-up; false sends every member, alike, through the full set-up (which
- * names a difference, or runs topoar on this communicator). */
-static bool single_host_hand_down(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
-                                  const mca_coll_topoar_config_t *conf, const topoar_rank_info_t *mine)
+/* ---- one host: the first call's agreement --------------------------------
+ *
+ * A communicator within one host that auto hands down entirely needs no
+ * rank records, topology or engine: its members only check that they all
+ * have the same settings, the same GPU state and the same answer, with one
+ * small allreduce (MAX of a digest and of its complement: all equal iff
+ * the largest digest is the complement of the largest complement).  The
+ * check is started nonblocking through the previous module, so a member
+ * that hands down runs the call itself at once, beside it:
+ *
+ *   every member      start iallreduce(digest)
+ *   hands down        previous allreduce(call)   wait(digest)
+ *   does not          wait(digest)  -> all equal: the full set-up, this call
+ *                                   -> differ:    previous allreduce(call)
+ *
+ * so every member runs the same two collectives in the same order, and when
+ * the digests differ every member has given this call to the previous
+ * module and runs the full set-up, which names the difference, at the next
+ * one.  A short-lived communicator's first call paid the agreement's round
+ * trip and ~20-40 us of parameter parsing before the call itself; now the
+ * round trip overlaps the call and the digest is kept per process while the
+ * parameters keep their values. */
+
+static pthread_mutex_t one_host_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    bool valid;
+    unsigned char raw[sizeof(mca_coll_topoar_component.params)];
+    char *strings[TOPOAR_PARAM_MAX];
+    unsigned long long digest;
+    const char *why;
+} one_host_cache;
+
+static bool param_is_string(int i)
+{
+    topoar_param_info_t p;
+    return TOPOAR_OK == topoar_param_info(i, &p) && TOPOAR_PARAM_STRING == p.type;
+}
+
+/* Whether the parameters still have the values the cache was computed
+ * from (one_host_lock held).  Strings by contents: MPI_T may free one and
+ * allocate the next at the same address. */
+static bool one_host_cache_holds(void)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
-    const char *why = NULL;
-    int hands_down = topoar_config_hands_down_single_host(&conf->cfg, &why);
-    unsigned long long h = 14695981039346656037ull, d[2];
-    const unsigned char *b = (const unsigned char *) mine->settings;
-    size_t i;
-    for (i = 0; i < sizeof(mine->settings); i++) {
-        h = (h ^ b[i]) * 1099511628211ull;
-    }
-    h = (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
-    h = (h ^ (unsigned long long) hands_down) * 1099511628211ull;
-    d[0] = h;
-    d[1] = ~h;
-    if (OMPI_SUCCESS != m->previous_allreduce(MPI_IN_PLACE, d, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
-                                              m->previous_allreduce_module)) {
+    if (!one_host_cache.valid || 0 != memcmp(one_host_cache.raw, cm->params, sizeof(one_host_cache.raw))) {
         return false;
     }
-    /* All equal iff the largest hash is the complement of the largest
-     * complement (= the smallest hash). */
-    if (d[0] != ~d[1] || !hands_down || NULL != cm->gpu) {
-        return false;
+    for (int i = 0; i < cm->num_params; ++i) {
+        const char *now = cm->params[i].s, *then = one_host_cache.strings[i];
+        if (param_is_string(i) && ((NULL == now) != (NULL == then) || (NULL != now && 0 != strcmp(now, then)))) {
+            return false;
+        }
     }
-    m->hand_down_all = why;
+    return true;
+}
+
+static void one_host_cache_keep(unsigned long long digest, const char *why)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    memcpy(one_host_cache.raw, cm->params, sizeof(one_host_cache.raw));
+    one_host_cache.valid = true;
+    for (int i = 0; i < TOPOAR_PARAM_MAX; ++i) {
+        free(one_host_cache.strings[i]);
+        one_host_cache.strings[i] = NULL;
+        if (i < cm->num_params && param_is_string(i) && NULL != cm->params[i].s) {
+            one_host_cache.strings[i] = strdup(cm->params[i].s);
+            if (NULL == one_host_cache.strings[i]) {
+                one_host_cache.valid = false; /* computed again next time */
+            }
+        }
+    }
+    one_host_cache.digest = digest;
+    one_host_cache.why = why;
+}
+
+/* This member's digest; *why: auto hands every call down on one host
+ * (NULL: it does not). */
+static unsigned long long one_host_digest(const char **why)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    unsigned long long h = 14695981039346656037ull;
+    pthread_mutex_lock(&one_host_lock);
+    if (one_host_cache_holds()) {
+        h = one_host_cache.digest;
+        *why = one_host_cache.why;
+    } else {
+        mca_coll_topoar_config_t conf;
+        topoar_rank_info_t mine;
+        int hands_down;
+        memset(&mine, 0, sizeof(mine));
+        mca_coll_topoar_config(&conf);
+        topoar_settings_fingerprint(&conf.cfg, &mine);
+        *why = NULL;
+        hands_down = topoar_config_hands_down_single_host(&conf.cfg, why);
+        if (!hands_down) {
+            *why = NULL;
+        }
+        const unsigned char *b = (const unsigned char *) mine.settings;
+        for (size_t i = 0; i < sizeof(mine.settings); i++) {
+            h = (h ^ b[i]) * 1099511628211ull;
+        }
+        h = (h ^ (unsigned long long) hands_down) * 1099511628211ull;
+        /* Handing down means no rules, topology or rack file is named: the
+         * fingerprints depend on the values alone. */
+        if (hands_down) {
+            one_host_cache_keep(h, *why);
+        }
+    }
+    pthread_mutex_unlock(&one_host_lock);
+    return (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
+}
+
+void mca_coll_topoar_one_host_release(void)
+{
+    pthread_mutex_lock(&one_host_lock);
+    for (int i = 0; i < TOPOAR_PARAM_MAX; ++i) {
+        free(one_host_cache.strings[i]);
+        one_host_cache.strings[i] = NULL;
+    }
+    one_host_cache.valid = false;
+    pthread_mutex_unlock(&one_host_lock);
+}
+
+int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
+                                   mca_coll_topoar_one_host_t *c)
+{
+    unsigned long long h = one_host_digest(&c->why);
+    c->d[0] = h;
+    c->d[1] = ~h;
+    c->req = MPI_REQUEST_NULL;
+    /* Without a nonblocking allreduce below (every member has the same
+     * coll components), the blocking one: the same agreement, not beside
+     * the call. */
+    if (NULL != m->previous_iallreduce) {
+        c->rc = m->previous_iallreduce(MPI_IN_PLACE, c->d, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm, &c->req,
+                                       m->previous_iallreduce_module);
+    } else {
+        c->rc = m->previous_allreduce(MPI_IN_PLACE, c->d, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
+                                      m->previous_allreduce_module);
+    }
+    return OMPI_SUCCESS == c->rc && MPI_REQUEST_NULL == c->req ? OMPI_SUCCESS : c->rc;
+}
+
+int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
+                                    mca_coll_topoar_one_host_t *c)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    int rc = c->rc;
+    if (OMPI_SUCCESS == rc && MPI_REQUEST_NULL != c->req) {
+        rc = ompi_request_wait(&c->req, MPI_STATUS_IGNORE); /* complete: frees it */
+    }
+    m->one_host_checked = true;
+    if (OMPI_SUCCESS != rc || c->d[0] != ~c->d[1]) {
+        opal_output_verbose(10, cm->output, "coll:topoar: %s (%d ranks, one host): %s; this call is the previous "
+                            "module's, the next one sets up with every rank's record", comm->c_name,
+                            ompi_comm_size(comm), OMPI_SUCCESS != rc ? "the set-up agreement failed"
+                                                                      : "the ranks' settings or GPU state differ");
+        return -1;
+    }
+    if (NULL == c->why || NULL != cm->gpu) {
+        return 0;
+    }
+    m->hand_down_all = c->why;
     m->state = TOPOAR_STATE_READY;
     if (0 == ompi_comm_rank(comm)) {
         opal_output_verbose(10, cm->output, "coll:topoar: %s (%d ranks, one host): every call handed down, "
                             "set up without rank records", comm->c_name, ompi_comm_size(comm));
     }
-    return true;
+    return 1;
 }
 
 /* The allgather set-up's link probes share their results with. */
@@ -378,10 +510,14 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     static bool told = false;
     mca_coll_topoar_config_t conf;
 
-    mca_coll_topoar_local_info(&conf, &mine);
-    if (mca_coll_topoar_all_on_this_host(comm) && single_host_hand_down(m, comm, &conf, &mine)) {
-        return;
+    if (!m->one_host_checked && mca_coll_topoar_all_on_this_host(comm)) {
+        mca_coll_topoar_one_host_t c;
+        (void) mca_coll_topoar_one_host_start(m, comm, &c);
+        if (0 != mca_coll_topoar_one_host_finish(m, comm, &c)) {
+            return; /* handed down, or (state still NEW) this call the previous module's */
+        }
     }
+    mca_coll_topoar_local_info(&conf, &mine);
     all = (topoar_rank_info_t *) calloc((size_t) size, sizeof(*all));
     m->engine = topoar_engine_create(rank, size, &conf.cfg);
     if (NULL == all || NULL == m->engine) {

@@ -139,6 +139,14 @@ expect_output "mismatched algorithm falls back" \
     "coll_topoar_allreduce_algorithm differs across ranks: rank 0 has 'auto', rank 2 has 'ring'.* 0 failed" \
     bash -c '"$@" 2>&1 | tr "\n" " "' _ "${mpi[@]}" --mca coll_topoar_single_node_fallback 0 \
     -np 2 "$bin" --quick : -np 1 env OMPI_MCA_coll_topoar_allreduce_algorithm=ring "$bin" --quick
+# One host: ranks that hand every call down run the first call at once,
+# beside the agreement (coll_topoar_module.c); a rank that would run topoar
+# there instead makes that call the previous module's on every rank and
+# the next one the full set-up, which names the difference.
+expect_output "one host: a rank that does not hand down is found" \
+    "coll_topoar_single_node_fallback differs across ranks: rank 0 has '1', rank 2 has '0'.* 0 failed" \
+    bash -c '"$@" 2>&1 | tr "\n" " "' _ "${mpi[@]}" \
+    -np 2 "$bin" --quick : -np 1 env OMPI_MCA_coll_topoar_single_node_fallback=0 "$bin" --quick
 # Unreadable topology file: one clear message, previous module, right answers.
 expect_output "unreadable topology file falls back" "set-up failed .*/nonexistent/topo" \
     "${mpi[@]}" --mca coll_topoar_topology_file /nonexistent/topo -np 3 "$bin" --quick
