@@ -55,7 +55,49 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     TOPOAR_TRY(build_model_table(topo));
     contest_io_ = contest_io;
     trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
+    agreed_.clear();
+    key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
     ready_ = true;
+    return Status::ok();
+}
+
+bool Selection::contests_possible() const {
+    return cfg_.algorithm == Algorithm::automatic && contest_io_ && cfg_.trial_calls > 0 && shape_.nodes > 1 &&
+           size_ > 1;
+}
+
+Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
+    if (!contests_possible() || !io.allgather) return Status::ok();
+    if (std::all_of(held.begin(), held.end(), [](int n) { return n <= 0; })) return Status::ok();
+    // The classes a contest can cover: 0 .. the class of trial_max_size.
+    const int classes = std::min(SizeTrials::kClasses, SizeTrials::size_class(cfg_.trial_max_size) + 1);
+    const std::size_t n = 1 + static_cast<std::size_t>(classes);
+    const OutcomeStore::Codes codes = store_->get(key_);
+    std::vector<std::uint64_t> mine(n, 0);
+    mine[0] = key_;
+    for (int c = 0; c < classes; ++c) mine[1 + static_cast<std::size_t>(c)] = codes[static_cast<std::size_t>(c)];
+    std::vector<std::uint64_t> all(n * static_cast<std::size_t>(size_), 0);
+    TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(std::uint64_t), all.data()));
+    for (int r = 0; r < size_; ++r)
+        if (all[static_cast<std::size_t>(r) * n] != key_) return Status::ok();  // not the same shape everywhere
+    std::ostringstream os;
+    int adopted = 0;
+    for (int c = 0; c < classes; ++c) {
+        const std::size_t i = 1 + static_cast<std::size_t>(c);
+        const std::uint64_t code = all[i];
+        bool same = code != 0;
+        for (int r = 1; r < size_ && same; ++r) same = all[static_cast<std::size_t>(r) * n + i] == code;
+        std::vector<Contender> who;
+        int w = -1;
+        if (!same || !decode_outcome(code, &who, &w)) continue;
+        trials_.decide_class(c, who, w);
+        os << (adopted++ ? ", " : "") << format_size(std::size_t(1) << c) << "-" << format_size(std::size_t(2) << c)
+           << " " << contender_name(who[static_cast<std::size_t>(w)]);
+    }
+    if (adopted > 0)
+        agreed_ = "small-message contest: " + std::to_string(adopted) + " size class" + (adopted == 1 ? "" : "es") +
+                  " start decided (outcomes of earlier communicators of this shape, held alike by every rank): " +
+                  os.str();
     return Status::ok();
 }
 
@@ -64,6 +106,8 @@ Status Selection::rebuild(const Topology& topo) {
     device_table_ = DecisionTable();
     device_table_tried_ = false;
     trials_.reset();  // the table may rank small messages differently now
+    agreed_.clear();
+    key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
     return Status::ok();
 }
 
@@ -184,25 +228,43 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
     trials_.record(t, seconds);
     if (!t.agree) return Status::ok();
     // Every rank's numbers, gathered and summed: the same on every rank,
-    // so the same contenders dropped and the same winner.  Medians after
-    // an earlier round (to drop clear losers), means after the last.
-    const std::vector<double> mine = t.last ? trials_.means(t.cls) : trials_.medians(t.cls);
-    const std::size_t n = mine.size();
-    std::vector<double> all(n * static_cast<std::size_t>(size_), 0.0);
-    TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(double), all.data()));
-    std::vector<double> pooled(n, 0.0);
+    // so the same contenders dropped and the same winner.  Medians to drop
+    // the losers and to see a close field, means to settle.
+    const std::vector<double> med = trials_.medians(t.cls), mean = trials_.means(t.cls);
+    const std::size_t n = med.size();
+    std::vector<double> mine(med);
+    mine.insert(mine.end(), mean.begin(), mean.end());
+    std::vector<double> all(2 * n * static_cast<std::size_t>(size_), 0.0);
+    TOPOAR_TRY(io.allgather(mine.data(), 2 * n * sizeof(double), all.data()));
+    std::vector<double> pooled_med(n, 0.0), pooled(n, 0.0);
     for (int r = 0; r < size_; ++r)
-        for (std::size_t i = 0; i < n; ++i) pooled[i] += all[static_cast<std::size_t>(r) * n + i];
+        for (std::size_t i = 0; i < n; ++i) {
+            pooled_med[i] += all[static_cast<std::size_t>(r) * 2 * n + i];
+            pooled[i] += all[static_cast<std::size_t>(r) * 2 * n + n + i];
+        }
     const std::vector<Contender> who = trials_.contenders(t.cls);
     std::vector<bool> was_in(n);
     for (std::size_t i = 0; i < n; ++i) was_in[i] = trials_.active(t.cls, static_cast<int>(i));
-    const int w = t.last ? trials_.settle(t.cls, pooled) : trials_.prune(t.cls, pooled);
+    const int rounds = trials_.rounds(t.cls);
+    int w = -1;
+    const char* why = "";
+    if (t.last) {
+        w = trials_.settle(t.cls, pooled);
+    } else {
+        w = trials_.prune(t.cls, pooled_med);
+        if (w >= 0) {
+            why = " (the others slower by more than the round's margin)";
+        } else if (trials_.close_enough(t.cls, pooled_med)) {
+            w = trials_.settle(t.cls, pooled);
+            why = " (settled early: every one within 5 % by medians)";
+        }
+    }
     if (w < 0) return Status::ok();  // several still in: the contest goes on
+    store_->put(key_, t.cls, encode_outcome(who, w));
     std::ostringstream os;
     os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
-       << ": measured per call (" << (t.last ? "mean of " + std::to_string(trials_.samples()) + " calls"
-                                             : std::string("median of the calls so far"))
-       << " and of the ranks)";
+       << ": measured per call (mean of " << trials_.samples() << " calls at most, after " << rounds
+       << (rounds == 1 ? " round" : " rounds") << ", and of the ranks)";
     bool first = true;
     for (std::size_t i = 0; i < n && i < who.size(); ++i) {
         if (!was_in[i]) continue;  // dropped in an earlier round
@@ -214,8 +276,7 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
             os << " not run (its result could differ for every call of this size)";
     }
     os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on"
-       << (w == 0 ? " (auto's table's choice)" : "") << (t.last ? "" : " (the others more than 50 % slower)")
-       << "\n";
+       << (w == 0 ? " (auto's table's choice)" : "") << why << "\n";
     *notice += os.str();
     return Status::ok();
 }
