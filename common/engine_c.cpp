@@ -689,7 +689,7 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
             describe(e->engine.topology(), s);
             if (e->engine.network_source() != NetworkSource::single_host) s << e->engine.describe_network();
             if (!e->engine.selection().agreed_outcomes().empty())
-                s << e->engine.selection().agreed_outcomes() << "\n";
+                s << e->engine.selection().agreed_outcomes();
             const auto& t = e->engine.model_table();
             if (!t.empty()) {
                 char took[32];

@@ -45,6 +45,14 @@ bool decode_outcome(std::uint64_t code, std::vector<Contender>* who, int* winner
 // and auto's table built with `table` (Selection: table_options(cfg)).
 std::uint64_t contest_key(const Topology& topo, const EngineConfig& cfg, const DefaultTableOptions& table);
 
+// Across jobs (coll_topoar_contest_cache_dir): the file's key adds what
+// ties an outcome to one cluster and build -- the host names, the links in
+// quarter octaves of bandwidth and half octaves of latency (a measurement
+// moves a little from job to job), this build's compile time -- to the
+// settings of contest_key.  Another cluster, shape or build never finds it.
+std::uint64_t contest_file_key(const Topology& topo, const EngineConfig& cfg, const DefaultTableOptions& table);
+std::string contest_file_path(const std::string& dir, std::uint64_t file_key);
+
 class OutcomeStore {
 public:
     static constexpr std::size_t kMaxKeys = 64;  // bounded: the oldest key goes first
@@ -66,5 +74,15 @@ private:
     std::vector<std::uint64_t> order_;  // keys, oldest first
     int count_ = 0;
 };
+
+// The cache file: "# topoar contest outcomes v1", "key HEX", then
+// "class N HEX" lines.  A missing file: false, *problem empty; one that
+// does not read back (another key, a bad line, a code that does not
+// decode): false, *problem says where ("path:line: what").
+bool read_contest_file(const std::string& path, std::uint64_t file_key, OutcomeStore::Codes* codes,
+                       std::string* problem);
+// Writes the non-zero codes atomically (a temporary file in the same
+// directory, renamed over the old one).
+Status write_contest_file(const std::string& path, std::uint64_t file_key, const OutcomeStore::Codes& codes);
 
 }  // namespace topoar

@@ -47,8 +47,9 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     return o;
 }
 
-Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io) {
+Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io, int rank) {
     size_ = size;
+    rank_ = rank;
     shape_ = shape;
     // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
     if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
@@ -57,6 +58,11 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
     agreed_.clear();
     key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
+    cache_path_.clear();
+    if (contests_possible() && !cfg_.contest_cache_dir.empty()) {
+        file_key_ = contest_file_key(topo, cfg_, table_options(cfg_));
+        cache_path_ = contest_file_path(cfg_.contest_cache_dir, file_key_);
+    }
     ready_ = true;
     return Status::ok();
 }
@@ -68,37 +74,71 @@ bool Selection::contests_possible() const {
 
 Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
     if (!contests_possible() || !io.allgather) return Status::ok();
-    if (std::all_of(held.begin(), held.end(), [](int n) { return n <= 0; })) return Status::ok();
+    const bool cache = !cfg_.contest_cache_dir.empty();
+    if (!cache && std::all_of(held.begin(), held.end(), [](int n) { return n <= 0; })) return Status::ok();
     // The classes a contest can cover: 0 .. the class of trial_max_size.
     const int classes = std::min(SizeTrials::kClasses, SizeTrials::size_class(cfg_.trial_max_size) + 1);
-    const std::size_t n = 1 + static_cast<std::size_t>(classes);
+    const std::size_t per = static_cast<std::size_t>(classes);
+    const std::size_t n = 1 + per * (cache ? 2 : 1);
     const OutcomeStore::Codes codes = store_->get(key_);
+    OutcomeStore::Codes from_file{};
+    std::string problem;
+    if (cache && rank_ == 0 && !read_contest_file(cache_path_, file_key_, &from_file, &problem)) {
+        from_file = OutcomeStore::Codes{};
+        if (!problem.empty())
+            agreed_ += "small-message contest: cache file ignored (coll_topoar_contest_cache_dir): " + problem + "\n";
+    }
     std::vector<std::uint64_t> mine(n, 0);
     mine[0] = key_;
-    for (int c = 0; c < classes; ++c) mine[1 + static_cast<std::size_t>(c)] = codes[static_cast<std::size_t>(c)];
+    for (std::size_t c = 0; c < per; ++c) {
+        mine[1 + c] = codes[c];
+        if (cache) mine[1 + per + c] = from_file[c];
+    }
     std::vector<std::uint64_t> all(n * static_cast<std::size_t>(size_), 0);
     TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(std::uint64_t), all.data()));
     for (int r = 0; r < size_; ++r)
         if (all[static_cast<std::size_t>(r) * n] != key_) return Status::ok();  // not the same shape everywhere
     std::ostringstream os;
-    int adopted = 0;
-    for (int c = 0; c < classes; ++c) {
-        const std::size_t i = 1 + static_cast<std::size_t>(c);
-        const std::uint64_t code = all[i];
-        bool same = code != 0;
-        for (int r = 1; r < size_ && same; ++r) same = all[static_cast<std::size_t>(r) * n + i] == code;
+    int adopted = 0, filed = 0;
+    for (std::size_t c = 0; c < per; ++c) {
+        // Held alike by every rank, else rank 0's file (every rank has its row).
+        std::uint64_t code = all[1 + c];
+        for (int r = 1; r < size_ && code != 0; ++r)
+            if (all[static_cast<std::size_t>(r) * n + 1 + c] != code) code = 0;
+        bool file = false;
+        if (code == 0 && cache && all[1 + per + c] != 0) {
+            code = all[1 + per + c];
+            file = true;
+        }
         std::vector<Contender> who;
         int w = -1;
-        if (!same || !decode_outcome(code, &who, &w)) continue;
-        trials_.decide_class(c, who, w);
-        os << (adopted++ ? ", " : "") << format_size(std::size_t(1) << c) << "-" << format_size(std::size_t(2) << c)
-           << " " << contender_name(who[static_cast<std::size_t>(w)]);
+        if (code == 0 || !decode_outcome(code, &who, &w)) continue;
+        trials_.decide_class(static_cast<int>(c), who, w);
+        if (file) {
+            ++filed;
+            store_->put(key_, static_cast<int>(c), code);  // every rank alike: from rank 0's row
+        }
+        os << (adopted++ ? ", " : "") << format_size(std::size_t(1) << c) << "-"
+           << format_size(std::size_t(2) << c) << " " << contender_name(who[static_cast<std::size_t>(w)])
+           << (file ? " (cache file)" : "");
     }
     if (adopted > 0)
-        agreed_ = "small-message contest: " + std::to_string(adopted) + " size class" + (adopted == 1 ? "" : "es") +
-                  " start decided (outcomes of earlier communicators of this shape, held alike by every rank): " +
-                  os.str();
+        agreed_ += "small-message contest: " + std::to_string(adopted) + " size class" + (adopted == 1 ? "" : "es") +
+                   " start decided (outcomes of earlier communicators of this shape held alike by every rank" +
+                   (filed ? ", " + std::to_string(filed) + " from rank 0's cache file" : std::string()) +
+                   "): " + os.str() + "\n";
     return Status::ok();
+}
+
+void Selection::write_cache(std::string* notice) {
+    if (rank_ != 0 || cache_path_.empty()) return;
+    OutcomeStore::Codes codes{};
+    for (int c = 0; c < SizeTrials::kClasses; ++c) {
+        const int w = trials_.winner(c);
+        if (w >= 0) codes[static_cast<std::size_t>(c)] = encode_outcome(trials_.contenders(c), w);
+    }
+    const Status s = write_contest_file(cache_path_, file_key_, codes);
+    if (!s) *notice += "small-message contest: cache file not written: " + s.message() + "\n";
 }
 
 Status Selection::rebuild(const Topology& topo) {
@@ -108,6 +148,10 @@ Status Selection::rebuild(const Topology& topo) {
     trials_.reset();  // the table may rank small messages differently now
     agreed_.clear();
     key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
+    if (!cache_path_.empty()) {
+        file_key_ = contest_file_key(topo, cfg_, table_options(cfg_));
+        cache_path_ = contest_file_path(cfg_.contest_cache_dir, file_key_);
+    }
     return Status::ok();
 }
 
@@ -261,6 +305,7 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
     }
     if (w < 0) return Status::ok();  // several still in: the contest goes on
     store_->put(key_, t.cls, encode_outcome(who, w));
+    write_cache(notice);
     std::ostringstream os;
     os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
        << ": measured per call (mean of " << trials_.samples() << " calls at most, after " << rounds

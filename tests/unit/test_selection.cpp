@@ -406,6 +406,105 @@ static void test_agree_outcomes(void**) {
     assert_false(first_turn(s, 8).decided);
 }
 
+
+// coll_topoar_contest_cache_dir: a settled class is written (rank 0) to a
+// file keyed by the cluster, shape, build and settings; a later "job" (a
+// fresh store) reads it on rank 0 and every rank takes rank 0's row; a file
+// that does not read back is ignored with a message naming file and line.
+static void test_contest_cache_file(void**) {
+    char dir[] = "/tmp/topoar-test-cache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    EngineConfig cfg = contest_config();
+    cfg.contest_cache_dir = dir;
+    const Topology two = hosts_topology({2, 2});
+    const std::uint64_t fkey = contest_file_key(two, cfg, table_options(cfg));
+    const std::string path = contest_file_path(dir, fkey);
+    // Other settings or another cluster: another file.
+    EngineConfig other = cfg;
+    other.trial_calls = 6;
+    assert_true(contest_file_key(two, other, table_options(other)) != fkey);
+    assert_true(contest_file_key(hosts_topology({2, 2}, "other"), cfg, table_options(cfg)) != fkey);
+    SetupIo io;
+    io.allgather = [](const void* mine, std::size_t bytes, void* all) {
+        for (int r = 0; r < 4; ++r) std::memcpy(static_cast<char*>(all) + r * bytes, mine, bytes);
+        return Status::ok();
+    };
+    // Job 1: the 8 B class settles (every rank 1 ms), rank 0 writes the file.
+    {
+        OutcomeStore store;
+        Selection s(cfg);
+        s.use_outcome_store(&store);
+        set_up(&s, two);
+        expect_ok(s.agree_outcomes({0, 0, 0, 0}, io));  // no file yet: nothing, no message
+        assert_true(s.agreed_outcomes().empty());
+        std::string notice;
+        SizeTrials::Turn t;
+        for (int k = 0; k < 100; ++k) {
+            t = s.contest_turn(8, MemType::host, s.decide(8, MemType::host), PairCaps{});
+            if (t.decided) break;
+            expect_ok(s.note_trial(t, t.who.hand_down ? 1e-3 : 8e-3, io, &notice));
+        }
+        assert_true(t.decided && t.who.hand_down);
+        assert_null(std::strstr(notice.c_str(), "not written"));
+    }
+    OutcomeStore::Codes codes{};
+    std::string problem;
+    assert_true(read_contest_file(path, fkey, &codes, &problem));
+    assert_true(codes[3] != 0);
+    // Job 2: a fresh store; the class starts decided from rank 0's file.
+    auto job2 = [&](std::string* agreed) {
+        OutcomeStore store;
+        Selection s(cfg);
+        s.use_outcome_store(&store);
+        set_up(&s, two);
+        expect_ok(s.agree_outcomes({0, 0, 0, 0}, io));
+        *agreed = s.agreed_outcomes();
+        return s.contest_turn(8, MemType::host, s.decide(8, MemType::host), PairCaps{});
+    };
+    std::string agreed;
+    SizeTrials::Turn t = job2(&agreed);
+    assert_true(t.decided && t.who.hand_down);
+    assert_non_null(std::strstr(agreed.c_str(), "1 from rank 0's cache file"));
+    // Bad files: ignored, said with file:line, the contest runs.
+    const char* bad[] = {"not a cache\n", "# topoar contest outcomes v1\nkey 12\n",
+                         "# topoar contest outcomes v1\nkey %s\nclass 3 zz\n",
+                         "# topoar contest outcomes v1\nkey %s\nclass 3 7\n",  // 7 contenders
+                         "# topoar contest outcomes v1\nkey %s\nclass 99 102\n"};
+    const char* where[] = {":1: not a topoar", ":2: written for another", ":3: a bad class line",
+                           ":3: an outcome that does not read back", ":3: a bad class line"};
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fkey));
+    for (int i = 0; i < 5; ++i) {
+        char text[256];
+        std::snprintf(text, sizeof text, bad[i], hex);
+        FILE* f = std::fopen(path.c_str(), "w");
+        assert_non_null(f);
+        std::fputs(text, f);
+        std::fclose(f);
+        t = job2(&agreed);
+        assert_false(t.decided);
+        assert_non_null(std::strstr(agreed.c_str(), "cache file ignored"));
+        assert_non_null(std::strstr(agreed.c_str(), where[i]));
+    }
+    // A directory that cannot be written: said in the notice, no failure.
+    EngineConfig nowhere = cfg;
+    nowhere.contest_cache_dir = std::string(dir) + "/missing/dir";
+    Selection s(nowhere);
+    OutcomeStore store;
+    s.use_outcome_store(&store);
+    set_up(&s, two);
+    expect_ok(s.agree_outcomes({0, 0, 0, 0}, io));
+    std::string notice;
+    for (int k = 0; k < 100; ++k) {
+        t = s.contest_turn(8, MemType::host, s.decide(8, MemType::host), PairCaps{});
+        if (t.decided) break;
+        expect_ok(s.note_trial(t, 1e-3, io, &notice));
+    }
+    assert_non_null(std::strstr(notice.c_str(), "cache file not written"));
+    unlink(path.c_str());
+    assert_int_equal(rmdir(dir), 0);  // nothing else left there (no temporary files)
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forced),
@@ -417,6 +516,7 @@ int main(void) {
         cmocka_unit_test(test_rebuild),
         cmocka_unit_test(test_outcome_codes),
         cmocka_unit_test(test_agree_outcomes),
+        cmocka_unit_test(test_contest_cache_file),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
