@@ -196,7 +196,7 @@ std::vector<ParamInfo> make_table() {
          "power-of-two size class take turns between auto's table choice, the previous module (tuned) and "
          "the latency algorithm, at most this many timed calls each (24, the default; 0: no trials, the "
          "table decides), then the ranks agree on the fastest for that class (one allgather); a clear loser "
-         "is dropped after a round, a close field settles after three. Outcomes are kept for the job: a "
+         "is dropped after a round, and a contest ends after three rounds at the latest. Outcomes are kept for the job: a "
          "later communicator of the same shape starts decided where all its ranks hold the same. Every "
          "call's result is still computed alike on all ranks. Verbose 10 prints each outcome. Must be the "
          "same on all ranks."},

@@ -92,7 +92,7 @@ bool SizeTrials::active(int cls, int index) const {
 }
 
 double SizeTrials::drop_margin(int round) {
-    return round <= 1 ? 0.30 : round == 2 ? 0.20 : 0.15;
+    return round <= 1 ? 0.30 : round == 2 ? 0.20 : kKeep;
 }
 
 int SizeTrials::prune(int cls, const std::vector<double>& pooled) {

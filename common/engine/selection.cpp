@@ -300,7 +300,7 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
             why = " (the others slower by more than the round's margin)";
         } else if (trials_.close_enough(t.cls, pooled_med)) {
             w = trials_.settle(t.cls, pooled);
-            why = " (settled early: every one within 5 % by medians)";
+            why = " (settled after the third round: every one left within 10 % by medians)";
         }
     }
     if (w < 0) return Status::ok();  // several still in: the contest goes on
@@ -308,8 +308,8 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
     write_cache(notice);
     std::ostringstream os;
     os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
-       << ": measured per call (mean of " << trials_.samples() << " calls at most, after " << rounds
-       << (rounds == 1 ? " round" : " rounds") << ", and of the ranks)";
+       << ": measured per call (mean of each one's timed calls, " << trials_.samples() << " at most, after "
+       << rounds << (rounds == 1 ? " round" : " rounds") << ", and of the ranks)";
     bool first = true;
     for (std::size_t i = 0; i < n && i < who.size(); ++i) {
         if (!was_in[i]) continue;  // dropped in an earlier round

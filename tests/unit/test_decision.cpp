@@ -777,13 +777,13 @@ void test_trial_prune(void**) {
 
 
 // The margins shrink with the rounds (the sequential test): 30 %, 20 %,
-// then 15 %.  A contender 25 % slower survives the first round and is
+// then 10 %.  A contender 25 % slower survives the first round and is
 // dropped after the second; a field within kClose after kCloseRounds
-// rounds settles early, not before.
+// rounds settles then, not before; so no contest runs past round 3.
 void test_trial_sequential(void**) {
     assert_true(SizeTrials::drop_margin(1) > 0.29 && SizeTrials::drop_margin(1) < 0.31);
     assert_true(SizeTrials::drop_margin(2) > 0.19 && SizeTrials::drop_margin(2) < 0.21);
-    assert_true(SizeTrials::drop_margin(3) > 0.14 && SizeTrials::drop_margin(9) < 0.16);
+    assert_true(SizeTrials::drop_margin(3) > 0.09 && SizeTrials::drop_margin(9) < 0.11);
     const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
                                      {false, Algorithm::leader}};
     const int b = SizeTrials::kBlock;
@@ -816,6 +816,21 @@ void test_trial_sequential(void**) {
     // Settled on means; tree, the table's choice, keeps it within kKeep.
     assert_int_equal(t.settle(3, t.means(3)), 0);
     assert_true(t.next(8, who).decided);
+
+    // 10, 10.8 (8 %), 11.5 (15 %): all in after rounds 1 and 2; the third
+    // drops 11.5 and the rest is within 10 %: done after three rounds.
+    t.reset();
+    for (int r = 1; r <= 3; ++r) {
+        for (int call = 0; call < 3 * b; ++call) {
+            turn = t.next(8, who);
+            t.record(turn, turn.index == 0 ? 10.8 : turn.index == 1 ? 11.5 : 10);
+        }
+        assert_true(turn.agree);
+        assert_int_equal(t.prune(3, t.medians(3)), -1);
+        assert_int_equal(t.active(3, 1), r < 3);
+        assert_int_equal(t.close_enough(3, t.medians(3)), r == 3);
+    }
+    assert_int_equal(t.settle(3, t.means(3)), 0);  // 10.8 is within kKeep of 10: the table's choice keeps it
 }
 
 // A class decided from an agreed outcome: every call its winner, no turns;
