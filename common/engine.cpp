@@ -117,7 +117,14 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     for (int n : topology_.nodes_at(Level::node)) per_node.push_back(topology_.num_ranks_under(n));
     const CommShape shape =
         make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
-    TOPOAR_TRY(selection_.setup(topology_, size_, shape, io && io->allgather));
+    TOPOAR_TRY(selection_.setup(topology_, size_, shape, io && io->allgather, rank_));
+    if (io && io->allgather) {
+        // Outcomes of earlier communicators of this shape, where every rank
+        // holds the same (engine/outcome_store.hpp).
+        std::vector<int> held;
+        for (const RankInfo& r : ranks) held.push_back(r.contest_outcomes);
+        TOPOAR_TRY(selection_.agree_outcomes(held, *io));
+    }
     if (network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached) ranks_ = ranks;
     ready_ = true;
     return Status::ok();

@@ -160,6 +160,9 @@ public:
     // The engine's parts (engine/): what decides a call's algorithm, and
     // online adaptation.
     const Selection& selection() const { return selection_; }
+    // Tests: the contests' outcomes go to and come from `store` instead of
+    // the process's (simulated ranks in one process, each its own).
+    void use_outcome_store(OutcomeStore* store) { selection_.use_outcome_store(store); }
     const Adaptation& adaptation() const { return adaptation_; }
     // What decided a prepared call, for people: "forced", "cost model",
     // "default", a rule's "file:line", or "FILE:LINE (ALG unsupported

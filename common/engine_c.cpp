@@ -282,6 +282,7 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
     try {
         out->socket = probe_socket_of_current_binding();
         out->probe_digest = probe_cache_digest();
+        out->contest_outcomes = OutcomeStore::process().count();
         out->nic_bandwidth = nic_bandwidth_prior();
     } catch (...) {
         out->socket = -1;
@@ -340,6 +341,7 @@ int topoar_engine_setup_io(topoar_engine_t* e, const topoar_rank_info_t* all, co
             r.slurm_pattern = all[i].slurm_pattern;
             r.probe_digest = all[i].probe_digest;
             r.nic_bandwidth = all[i].nic_bandwidth;
+            r.contest_outcomes = all[i].contest_outcomes;
             ranks.push_back(std::move(r));
         }
         if (io && io->transport && io->allgather) {
@@ -686,6 +688,8 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
         if (e->engine.ready()) {
             describe(e->engine.topology(), s);
             if (e->engine.network_source() != NetworkSource::single_host) s << e->engine.describe_network();
+            if (!e->engine.selection().agreed_outcomes().empty())
+                s << e->engine.selection().agreed_outcomes();
             const auto& t = e->engine.model_table();
             if (!t.empty()) {
                 char took[32];

@@ -139,7 +139,9 @@ typedef struct topoar_rank_info {
     char slurm_addr[TOPOAR_NAME_MAX];
     char slurm_pattern[TOPOAR_NAME_MAX];
     int socket; /* -1: unbound or unknown */
-    int pad;
+    /* Small-message contest outcomes its process keeps for the job (0:
+     * none; all 0 spares set-up agreeing on them). */
+    int contest_outcomes;
     /* Per parameter of the table (by index): a fingerprint of its value
      * (and file contents) when it must agree across ranks, else 0. */
     unsigned long long settings[TOPOAR_PARAM_MAX];

@@ -171,6 +171,33 @@ expect_output "verbose prints choices from the cost model" "allreduce of .* byte
 expect_output "model_table 0 uses the fixed choice" "allreduce of .* bytes .* -> [a-z_]+ \(default\)" \
     "${mpi[@]}" --mca coll_topoar_verbose 20 --mca coll_topoar_single_node_fallback 0 \
     --mca coll_topoar_model_table 0 -np 3 "$bin" --quick --expect-topoar
+# The small-message contest's outcomes kept for the job: rotating split
+# groups (tools/topoar_comm_churn, 20 calls of 8 B per group) on two
+# emulated hosts (TOPOAR_HOSTNAME via tests/gpu/fake-hosts.sh; the rack file
+# makes the full set-up run), whose members' histories differ.  A group
+# takes only the outcomes every member holds alike, agreed at set-up: later
+# groups of a shape start decided (said at verbose 10), the sums stay
+# right (the tool exits 1 otherwise) and nothing hangs (timeout).
+churn_racks="$logdir/churn-racks"
+printf 'fakehost0 r0\nfakehost1 r0\n' >"$churn_racks"
+expect_output "rotating groups start decided from agreed contest outcomes" \
+    "small-message contest: [0-9]+ size class(es)? start decided" \
+    timeout -k 10 120 "${mpi[@]}" --mca coll_topoar_rack_file "$churn_racks" --mca coll_topoar_trial_calls 3 \
+    --mca coll_topoar_verbose 10 -np 6 "${TOPOAR_SRCDIR:?}/tests/gpu/fake-hosts.sh" 3,3 \
+    "$build/tools/topoar_comm_churn" -m 8 -g 4 -c 20 -n 12 -w 0
+# The outcomes kept across jobs (coll_topoar_contest_cache_dir): a first
+# job settles the 8 B class of a 2 + 2 group and rank 0 writes the file
+# (atomically: no temporary file is left); a second job's group starts that
+# class decided from rank 0's file.
+cache_dir="$logdir/contest-cache"
+mkdir -p "$cache_dir"
+cache_job=(timeout -k 10 120 "${mpi[@]}" --mca coll_topoar_rack_file "$churn_racks" --mca coll_topoar_trial_calls 3
+           --mca coll_topoar_contest_cache_dir "$cache_dir" --mca coll_topoar_verbose 10 -np 4
+           "$TOPOAR_SRCDIR/tests/gpu/fake-hosts.sh" 2,2 "$build/tools/topoar_comm_churn" -m 8 -g 4 -f -c 20 -n 1 -w 0)
+check "contest cache: the first job writes one file" \
+    bash -c '"${@:2}" && [ "$(ls -A "$1")" = "$(cd "$1" && ls topoar-contest-*.txt)" ] && [ "$(ls "$1" | wc -l)" = 1 ]' \
+    _ "$cache_dir" "${cache_job[@]}"
+expect_output "contest cache: the second job starts decided from it" "1 from rank 0's cache file" "${cache_job[@]}"
 # A bad model overhead: one message naming the parameter, previous module.
 expect_output "bad model_overhead falls back" "set-up failed .*coll_topoar_model_overhead 'fast'" \
     "${mpi[@]}" --mca coll_topoar_model_overhead fast -np 3 "$bin" --quick
@@ -178,6 +205,8 @@ expect_output "bad model_margin falls back" "set-up failed .*coll_topoar_model_m
     "${mpi[@]}" --mca coll_topoar_model_margin 150% -np 3 "$bin" --quick
 # ompi_info lists the parameters and performance variables.
 expect_output "ompi_info lists parameters" "coll_topoar_allreduce_algorithm.*auto" \
+    env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
+expect_output "ompi_info lists the contest cache directory" "coll_topoar_contest_cache_dir" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
 expect_output "ompi_info lists the model parameters" "coll_topoar_model_margin" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9

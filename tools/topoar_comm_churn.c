@@ -5,17 +5,18 @@
  * component's per-communicator set-up is paid on every first call.
  *
  *   mpirun -np 4 topoar_comm_churn [-g GROUP] [-m BYTES] [-n ITERATIONS]
- *                                  [-f] [-w WARMUP]
+ *                                  [-f] [-w WARMUP] [-c CALLS]
  *
  * Each iteration splits MPI_COMM_WORLD into groups of GROUP ranks (default
  * 2) whose membership rotates with the iteration (groups of consecutive
  * ranks, shifted by one each time; with -f the same groups every time),
- * times two MPI_Allreduce calls of BYTES (default 1 MiB, floats, sum) on the
- * new communicator, and frees it.  The time of a call is the slowest
- * member's.  Rank 0 prints the median and the 10th/90th percentiles of the
- * first and the second call over the iterations after WARMUP (default 3),
- * and of the split that made the communicator (MPI_Comm_split over
- * MPI_COMM_WORLD, timed apart: it runs MPI_COMM_WORLD's nonblocking
+ * times CALLS (default 2) MPI_Allreduce calls of BYTES (default 1 MiB,
+ * floats, sum) on the new communicator, and frees it.  The time of a call
+ * is the slowest member's.  Rank 0 prints the median and the 10th/90th
+ * percentiles of the first and the second call, and with more calls of
+ * the mean of the later ones ("later"), over the iterations after WARMUP
+ * (default 3), and of the split that made the communicator (MPI_Comm_split
+ * over MPI_COMM_WORLD, timed apart: it runs MPI_COMM_WORLD's nonblocking
  * allreduces to agree on a context id, so a component's nonblocking path
  * shows there).
  */
@@ -40,26 +41,27 @@ static double pct(double *v, int n, double p)
 
 int main(int argc, char **argv)
 {
-    int rank, size, group = 2, iters = 50, warmup = 3, fixed = 0, opt;
+    int rank, size, group = 2, iters = 50, warmup = 3, fixed = 0, calls = 2, opt;
     long bytes = 1 << 20;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    while ((opt = getopt(argc, argv, "g:m:n:w:fh")) != -1) {
+    while ((opt = getopt(argc, argv, "g:m:n:w:c:fh")) != -1) {
         switch (opt) {
         case 'g': group = atoi(optarg); break;
         case 'm': bytes = atol(optarg); break;
         case 'n': iters = atoi(optarg); break;
         case 'w': warmup = atoi(optarg); break;
+        case 'c': calls = atoi(optarg); break;
         case 'f': fixed = 1; break;
         default:
             if (0 == rank)
-                fprintf(stderr, "usage: topoar_comm_churn [-g GROUP] [-m BYTES] [-n ITERATIONS] [-w WARMUP] [-f]\n");
+                fprintf(stderr, "usage: topoar_comm_churn [-g GROUP] [-m BYTES] [-n ITERATIONS] [-w WARMUP] [-c CALLS] [-f]\n");
             MPI_Finalize();
             return 'h' == opt ? 0 : 2;
         }
     }
-    if (group < 1 || group > size || bytes < 4 || iters < 1 || warmup < 0) {
+    if (group < 1 || group > size || bytes < 4 || iters < 1 || warmup < 0 || calls < 2 || calls > 100000) {
         if (0 == rank) fprintf(stderr, "topoar_comm_churn: bad arguments\n");
         MPI_Finalize();
         return 2;
@@ -67,8 +69,10 @@ int main(int argc, char **argv)
     int count = (int) (bytes / 4);
     float *sbuf = malloc((size_t) count * 4), *rbuf = malloc((size_t) count * 4);
     for (int i = 0; i < count; i++) sbuf[i] = (float) (i % 7);
-    double *first = malloc(sizeof(double) * (size_t) iters), *second = malloc(sizeof(double) * (size_t) iters),
-           *split = malloc(sizeof(double) * (size_t) iters);
+    double *first = malloc(sizeof(double) * (size_t) iters), *second = malloc(sizeof(double) * (size_t) iters);
+    double *later = malloc(sizeof(double) * (size_t) iters), *split = malloc(sizeof(double) * (size_t) iters);
+    /* calls' times, then the split's */
+    double *t = malloc(sizeof(double) * (size_t) (calls + 1)), *tmax = malloc(sizeof(double) * (size_t) (calls + 1));
     int kept = 0, bad = 0;
     for (int it = 0; it < iters + warmup; it++) {
         int shift = fixed ? 0 : it % size;
@@ -77,11 +81,10 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         double ts = MPI_Wtime();
         MPI_Comm_split(MPI_COMM_WORLD, color, rank, &comm);
-        ts = MPI_Wtime() - ts;
+        t[calls] = MPI_Wtime() - ts;
         int n;
         MPI_Comm_size(comm, &n);
-        double t[3];
-        for (int c = 0; c < 2; c++) {
+        for (int c = 0; c < calls; c++) {
             MPI_Barrier(comm);
             double t0 = MPI_Wtime();
             MPI_Allreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, comm);
@@ -89,15 +92,15 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < count; i += 4099)
             if (rbuf[i] != (float) (n * (i % 7))) bad = 1;
-        double tmax[3];
-        t[2] = ts;
-        MPI_Allreduce(t, tmax, 3, MPI_DOUBLE, MPI_MAX, comm);
+        MPI_Allreduce(t, tmax, calls + 1, MPI_DOUBLE, MPI_MAX, comm);
         MPI_Comm_free(&comm);
         /* Rank 0 reports its own group's times. */
         if (it >= warmup) {
             first[kept] = tmax[0];
             second[kept] = tmax[1];
-            split[kept] = tmax[2];
+            split[kept] = tmax[calls];
+            later[kept] = 0;
+            for (int c = 2; c < calls; c++) later[kept] += tmax[c] / (calls - 2);
             kept++;
         }
     }
@@ -111,6 +114,10 @@ int main(int argc, char **argv)
         printf("%-8s %12.7f %12.7f %12.7f\n", "first", a, b, c);
         a = pct(second, kept, 0.1), b = pct(second, kept, 0.5), c = pct(second, kept, 0.9);
         printf("%-8s %12.7f %12.7f %12.7f\n", "second", a, b, c);
+        if (calls > 2) {
+            a = pct(later, kept, 0.1), b = pct(later, kept, 0.5), c = pct(later, kept, 0.9);
+            printf("%-8s %12.7f %12.7f %12.7f\n", "later", a, b, c);
+        }
         a = pct(split, kept, 0.1), b = pct(split, kept, 0.5), c = pct(split, kept, 0.9);
         printf("%-8s %12.7f %12.7f %12.7f\n", "split", a, b, c);
         if (any_bad) printf("WRONG RESULTS\n");
@@ -119,7 +126,10 @@ int main(int argc, char **argv)
     free(rbuf);
     free(first);
     free(second);
+    free(later);
     free(split);
+    free(t);
+    free(tmax);
     MPI_Finalize();
     return any_bad ? 1 : 0;
 }

@@ -122,6 +122,11 @@ struct EngineConfig {
     // then the ranks agree on the fastest (decide/trials.hpp).  0: none.
     int trial_calls;
     std::size_t trial_max_size;
+    // coll_topoar_contest_cache_dir: "" (the default) keeps the contests'
+    // outcomes for the job only; a directory keeps them across jobs in a
+    // file per cluster, communicator shape, build and settings
+    // (engine/outcome_store.hpp), read by rank 0 and agreed at set-up.
+    std::string contest_cache_dir;
     // coll_topoar_gpu_link, _gpu_nic_link, _gpu_model_overhead: the cost
     // model for device buffers (model/device_model.hpp; its table:
     // build_device_default_table).

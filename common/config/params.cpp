@@ -194,14 +194,27 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_int(v, 0, 1000, &c->trial_calls); },
          "auto across hosts, host buffers of at most coll_topoar_trial_max_size bytes: the first calls of each "
          "power-of-two size class take turns between auto's table choice, the previous module (tuned) and "
-         "the latency algorithm, this many timed calls each (24, the default; 0: no trials, the table "
-         "decides), then the ranks agree on the fastest for that class (one allgather). Every call's "
-         "result is still computed alike on all ranks. Verbose 10 prints each outcome. Must be the same on "
-         "all ranks."},
+         "the latency algorithm, at most this many timed calls each (24, the default; 0: no trials, the "
+         "table decides), then the ranks agree on the fastest for that class (one allgather); a clear loser "
+         "is dropped after a round, and a contest ends after three rounds at the latest. Outcomes are kept for the job: a "
+         "later communicator of the same shape starts decided where all its ranks hold the same. Every "
+         "call's result is still computed alike on all ranks. Verbose 10 prints each outcome. Must be the "
+         "same on all ranks."},
         {"trial_max_size", T::size, "65536", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->trial_max_size); },
          "Largest call (bytes) that coll_topoar_trial_calls applies to (65536, the default). Must be the "
          "same on all ranks."},
+        {"contest_cache_dir", T::string, "", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) {
+             c->contest_cache_dir = v;
+             return Status::ok();
+         },
+         "Off when empty (the default). A directory where the small-message contests' outcomes "
+         "(coll_topoar_trial_calls) are kept across jobs: one file per cluster (host names), communicator "
+         "shape, links, build and settings, read by rank 0 and carried to the others at set-up, written "
+         "atomically by rank 0 when a class settles. A later job of the same kind starts those classes "
+         "decided. A file that does not read back is ignored (said at verbose 10). Must be the same on all "
+         "ranks."},
         {"socket_link", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_link(v, &c->discovery.default_socket); },
          "Default link of a rank to its socket, 'BANDWIDTH[,LATENCY]' e.g. '20GB/s,0.5us'"},

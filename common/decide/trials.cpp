@@ -4,6 +4,7 @@
 #include "decide/route.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace topoar {
@@ -90,20 +91,46 @@ bool SizeTrials::active(int cls, int index) const {
     return std::find(in.begin(), in.end(), index) != in.end();
 }
 
+double SizeTrials::drop_margin(int round) {
+    return round <= 1 ? 0.30 : round == 2 ? 0.20 : kKeep;
+}
+
 int SizeTrials::prune(int cls, const std::vector<double>& pooled) {
     Class& c = classes_[idx(cls)];
     double best = std::numeric_limits<double>::infinity();
     for (int i : c.in)
         if (idx(i) < pooled.size()) best = std::min(best, pooled[idx(i)]);
+    const double margin = drop_margin(c.rounds);
     std::vector<int> kept;
     for (int i : c.in)
-        if (idx(i) < pooled.size() && pooled[idx(i)] <= best * (1 + kDrop)) kept.push_back(i);
+        if (idx(i) < pooled.size() && pooled[idx(i)] <= best * (1 + margin)) kept.push_back(i);
     if (!kept.empty()) c.in = kept;
     if (c.in.size() == 1) {
         c.winner = c.in[0];
         c.samples.clear();
     }
     return c.winner;
+}
+
+bool SizeTrials::close_enough(int cls, const std::vector<double>& pooled) const {
+    const Class& c = classes_[idx(cls)];
+    if (c.winner >= 0 || c.rounds < kCloseRounds || c.in.size() < 2) return false;
+    double best = std::numeric_limits<double>::infinity(), worst = 0;
+    for (int i : c.in) {
+        if (idx(i) >= pooled.size() || !std::isfinite(pooled[idx(i)])) return false;
+        best = std::min(best, pooled[idx(i)]);
+        worst = std::max(worst, pooled[idx(i)]);
+    }
+    return worst <= best * (1 + kClose);
+}
+
+void SizeTrials::decide_class(int cls, const std::vector<Contender>& who, int winner) {
+    if (cls < 0 || cls >= kClasses || who.empty() || winner < 0 || winner >= static_cast<int>(who.size())) return;
+    Class& c = classes_[idx(cls)];
+    if (!c.who.empty()) return;
+    c.who = who;
+    c.in.assign(1, winner);
+    c.winner = winner;
 }
 
 std::vector<double> SizeTrials::means(int cls) const {

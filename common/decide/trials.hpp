@@ -21,12 +21,25 @@
 //     timed:  - x x x  - x x x  - x x x  - x x x ...
 //
 //   a round is one block of every contender still in; after each round
-//   but the last the ranks pool their medians (one allgather) and drop a
-//   contender more than kDrop slower than the best: a clear loser costs
-//   one block, not the whole contest, so a short job or a communicator
-//   with few calls per size pays little for the contest (medians there:
-//   three calls a contender, one of them stalled must not drop the best).
-//   The last round settles among those left on means.
+//   the ranks pool their medians and means (one allgather) and
+//     - drop a contender whose pooled median is more than drop_margin(r)
+//       above the best after round r: 30 % after the first round, 20 %
+//       after the second, 10 % (kKeep) from the third on (a sequential
+//       test: the more samples, the smaller a gap that counts as
+//       evidence), so a clear loser costs one block, a moderate one two;
+//     - settle, on means, once every contender still in lies within kClose
+//       (= kKeep) of the best by medians after at least kCloseRounds = 3
+//       rounds: with the third round's margin that is always the case
+//       then, so a contest lasts three rounds at most (or trial_calls
+//       timed calls each, if fewer); a gap under 10 % is inside this
+//       machine's job-to-job noise and was not resolved by 24 calls
+//       either (docs/performance.md), and kKeep still guards the table's
+//       choice at the settle;
+//   One contender left wins at once.  So a short job or a communicator with
+//   few calls per size pays one to three rounds (at most 36 calls with
+//   three contenders), not ~100 mixed calls.
+//   Medians for dropping: three calls a contender, one of them stalled,
+//   must not drop the best.
 //
 //   the first call of a block is not timed: it inherits the arrival skew
 //   the previous contender left (a leader algorithm releases its leaders
@@ -61,7 +74,11 @@ class SizeTrials {
 public:
     static constexpr int kBlock = 4;         // calls per turn; the first is not timed
     static constexpr double kKeep = 0.10;    // the first contender keeps the class unless beaten by more than 10 %
-    static constexpr double kDrop = 0.50;    // after a round, a contender's pooled median 50 % above the best drops it
+    static constexpr double kClose = kKeep;  // all within 10 % (medians) after kCloseRounds rounds: settle
+    static constexpr int kCloseRounds = 3;
+    // After round r (1-based), a contender whose pooled median lies more
+    // than this above the best is dropped: 0.30, 0.20, then kKeep.
+    static double drop_margin(int round);
     static constexpr int kClasses = 64;
 
     // samples: timed calls per contender (0: no trials); max_bytes: the
@@ -96,9 +113,16 @@ public:
     // The same with medians (after an earlier round).
     std::vector<double> medians(int cls) const;
     // After a round that was not the last: pooled medians (every rank's
-    // summed); drops the contenders more than kDrop above the best of those
-    // still in.  Returns the winner's index when one is left, else -1.
+    // summed); drops the contenders more than drop_margin(rounds so far)
+    // above the best of those still in.  Returns the winner's index when
+    // one is left, else -1.
     int prune(int cls, const std::vector<double>& pooled);
+    // After prune() left several: true when the class may settle now
+    // (every contender still in within kClose of the best by the pooled
+    // medians, after at least kCloseRounds rounds).
+    bool close_enough(int cls, const std::vector<double>& pooled) const;
+    // Rounds completed in the class's contest.
+    int rounds(int cls) const { return classes_[idx(cls)].rounds; }
     // Still in the contest (all until a prune drops some).
     bool active(int cls, int index) const;
     // pooled: every rank's means summed (the same numbers on every rank);
@@ -107,6 +131,10 @@ public:
     int settle(int cls, const std::vector<double>& pooled);
     const std::vector<Contender>& contenders(int cls) const { return classes_[idx(cls)].who; }
     int winner(int cls) const { return classes_[idx(cls)].winner; }
+    // The class starts decided: contenders `who`, `winner` runs every call
+    // (an outcome the ranks agreed on at set-up, engine/outcome_store.hpp).
+    // Ignored for a class already started or a bad winner.
+    void decide_class(int cls, const std::vector<Contender>& who, int winner);
     // Forget every class (the table or the network changed).
     void reset();
 

@@ -10,6 +10,22 @@
 
 namespace topoar {
 
+std::string table_options_key(const DefaultTableOptions& o) {
+    std::ostringstream k;
+    k.precision(17);
+    const CostParams& m = o.model;
+    k << o.elem_size << ' ' << o.plan.pipeline_elems << ' ' << o.plan.num_trees << ' '
+      << static_cast<int>(o.plan.hier_inter) << ' ' << o.plan.hier_small_elems << ' ';
+    for (int f : o.plan.factors) k << f << ',';
+    k << ' ' << static_cast<int>(m.mode) << ' ' << m.overhead << ' ' << m.gamma << ' ' << m.segment_bytes << ' '
+      << m.eager_bytes << ' ' << m.unknown_bandwidth << ' ' << m.wire_efficiency << ' ' << m.handshake_queue_delay
+      << ' ' << m.exact_flows << ' ' << m.rate_quantum << ' ' << o.min_bytes << ' ' << o.max_bytes << ' '
+      << o.size_factor << ' ' << static_cast<int>(o.mem) << ' ' << o.min_gain << ' ' << o.max_steps << ' '
+      << o.max_total_steps << ' ' << o.coarse_ranks << ' ' << o.max_ranks << ' ';
+    for (Algorithm a : o.candidates) k << static_cast<int>(a) << ',';
+    return k.str();
+}
+
 namespace {
 
 // auto's default tables already built by this process, by (topology,
@@ -26,19 +42,7 @@ struct CachedTable {
 };
 
 std::string table_key(const Topology& topo, const DefaultTableOptions& o) {
-    std::ostringstream k;
-    k.precision(17);
-    const CostParams& m = o.model;
-    k << topo.to_text() << "\n" << o.elem_size << ' ' << o.plan.pipeline_elems << ' ' << o.plan.num_trees << ' '
-      << static_cast<int>(o.plan.hier_inter) << ' ' << o.plan.hier_small_elems << ' ';
-    for (int f : o.plan.factors) k << f << ',';
-    k << ' ' << static_cast<int>(m.mode) << ' ' << m.overhead << ' ' << m.gamma << ' ' << m.segment_bytes << ' '
-      << m.eager_bytes << ' ' << m.unknown_bandwidth << ' ' << m.wire_efficiency << ' ' << m.handshake_queue_delay
-      << ' ' << m.exact_flows << ' ' << m.rate_quantum << ' ' << o.min_bytes << ' ' << o.max_bytes << ' '
-      << o.size_factor << ' ' << static_cast<int>(o.mem) << ' ' << o.min_gain << ' ' << o.max_steps << ' '
-      << o.max_total_steps << ' ' << o.coarse_ranks << ' ' << o.max_ranks << ' ';
-    for (Algorithm a : o.candidates) k << static_cast<int>(a) << ',';
-    return k.str();
+    return topo.to_text() + "\n" + table_options_key(o);
 }
 
 constexpr std::size_t kMaxCachedTables = 32;

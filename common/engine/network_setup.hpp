@@ -21,6 +21,10 @@
 
 namespace topoar {
 
+// Every option of o as text: what, with the topology, keys a cached table
+// (and the contests' outcomes, engine/outcome_store.hpp).
+std::string table_options_key(const DefaultTableOptions& o);
+
 // build_default_table (model/default_table.hpp) through a process-wide
 // cache keyed by the topology and the options (*hit: it was there).
 Status build_default_table_cached(const Topology& topo, const DefaultTableOptions& opts, DecisionTable* table,

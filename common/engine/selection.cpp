@@ -47,16 +47,98 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     return o;
 }
 
-Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io) {
+Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io, int rank) {
     size_ = size;
+    rank_ = rank;
     shape_ = shape;
     // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
     if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
     TOPOAR_TRY(build_model_table(topo));
     contest_io_ = contest_io;
     trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
+    agreed_.clear();
+    key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
+    cache_path_.clear();
+    if (contests_possible() && !cfg_.contest_cache_dir.empty()) {
+        file_key_ = contest_file_key(topo, cfg_, table_options(cfg_));
+        cache_path_ = contest_file_path(cfg_.contest_cache_dir, file_key_);
+    }
     ready_ = true;
     return Status::ok();
+}
+
+bool Selection::contests_possible() const {
+    return cfg_.algorithm == Algorithm::automatic && contest_io_ && cfg_.trial_calls > 0 && shape_.nodes > 1 &&
+           size_ > 1;
+}
+
+Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
+    if (!contests_possible() || !io.allgather) return Status::ok();
+    const bool cache = !cfg_.contest_cache_dir.empty();
+    if (!cache && std::all_of(held.begin(), held.end(), [](int n) { return n <= 0; })) return Status::ok();
+    // The classes a contest can cover: 0 .. the class of trial_max_size.
+    const int classes = std::min(SizeTrials::kClasses, SizeTrials::size_class(cfg_.trial_max_size) + 1);
+    const std::size_t per = static_cast<std::size_t>(classes);
+    const std::size_t n = 1 + per * (cache ? 2 : 1);
+    const OutcomeStore::Codes codes = store_->get(key_);
+    OutcomeStore::Codes from_file{};
+    std::string problem;
+    if (cache && rank_ == 0 && !read_contest_file(cache_path_, file_key_, &from_file, &problem)) {
+        from_file = OutcomeStore::Codes{};
+        if (!problem.empty())
+            agreed_ += "small-message contest: cache file ignored (coll_topoar_contest_cache_dir): " + problem + "\n";
+    }
+    std::vector<std::uint64_t> mine(n, 0);
+    mine[0] = key_;
+    for (std::size_t c = 0; c < per; ++c) {
+        mine[1 + c] = codes[c];
+        if (cache) mine[1 + per + c] = from_file[c];
+    }
+    std::vector<std::uint64_t> all(n * static_cast<std::size_t>(size_), 0);
+    TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(std::uint64_t), all.data()));
+    for (int r = 0; r < size_; ++r)
+        if (all[static_cast<std::size_t>(r) * n] != key_) return Status::ok();  // not the same shape everywhere
+    std::ostringstream os;
+    int adopted = 0, filed = 0;
+    for (std::size_t c = 0; c < per; ++c) {
+        // Held alike by every rank, else rank 0's file (every rank has its row).
+        std::uint64_t code = all[1 + c];
+        for (int r = 1; r < size_ && code != 0; ++r)
+            if (all[static_cast<std::size_t>(r) * n + 1 + c] != code) code = 0;
+        bool file = false;
+        if (code == 0 && cache && all[1 + per + c] != 0) {
+            code = all[1 + per + c];
+            file = true;
+        }
+        std::vector<Contender> who;
+        int w = -1;
+        if (code == 0 || !decode_outcome(code, &who, &w)) continue;
+        trials_.decide_class(static_cast<int>(c), who, w);
+        if (file) {
+            ++filed;
+            store_->put(key_, static_cast<int>(c), code);  // every rank alike: from rank 0's row
+        }
+        os << (adopted++ ? ", " : "") << format_size(std::size_t(1) << c) << "-"
+           << format_size(std::size_t(2) << c) << " " << contender_name(who[static_cast<std::size_t>(w)])
+           << (file ? " (cache file)" : "");
+    }
+    if (adopted > 0)
+        agreed_ += "small-message contest: " + std::to_string(adopted) + " size class" + (adopted == 1 ? "" : "es") +
+                   " start decided (outcomes of earlier communicators of this shape held alike by every rank" +
+                   (filed ? ", " + std::to_string(filed) + " from rank 0's cache file" : std::string()) +
+                   "): " + os.str() + "\n";
+    return Status::ok();
+}
+
+void Selection::write_cache(std::string* notice) {
+    if (rank_ != 0 || cache_path_.empty()) return;
+    OutcomeStore::Codes codes{};
+    for (int c = 0; c < SizeTrials::kClasses; ++c) {
+        const int w = trials_.winner(c);
+        if (w >= 0) codes[static_cast<std::size_t>(c)] = encode_outcome(trials_.contenders(c), w);
+    }
+    const Status s = write_contest_file(cache_path_, file_key_, codes);
+    if (!s) *notice += "small-message contest: cache file not written: " + s.message() + "\n";
 }
 
 Status Selection::rebuild(const Topology& topo) {
@@ -64,6 +146,12 @@ Status Selection::rebuild(const Topology& topo) {
     device_table_ = DecisionTable();
     device_table_tried_ = false;
     trials_.reset();  // the table may rank small messages differently now
+    agreed_.clear();
+    key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
+    if (!cache_path_.empty()) {
+        file_key_ = contest_file_key(topo, cfg_, table_options(cfg_));
+        cache_path_ = contest_file_path(cfg_.contest_cache_dir, file_key_);
+    }
     return Status::ok();
 }
 
@@ -184,25 +272,44 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
     trials_.record(t, seconds);
     if (!t.agree) return Status::ok();
     // Every rank's numbers, gathered and summed: the same on every rank,
-    // so the same contenders dropped and the same winner.  Medians after
-    // an earlier round (to drop clear losers), means after the last.
-    const std::vector<double> mine = t.last ? trials_.means(t.cls) : trials_.medians(t.cls);
-    const std::size_t n = mine.size();
-    std::vector<double> all(n * static_cast<std::size_t>(size_), 0.0);
-    TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(double), all.data()));
-    std::vector<double> pooled(n, 0.0);
+    // so the same contenders dropped and the same winner.  Medians to drop
+    // the losers and to see a close field, means to settle.
+    const std::vector<double> med = trials_.medians(t.cls), mean = trials_.means(t.cls);
+    const std::size_t n = med.size();
+    std::vector<double> mine(med);
+    mine.insert(mine.end(), mean.begin(), mean.end());
+    std::vector<double> all(2 * n * static_cast<std::size_t>(size_), 0.0);
+    TOPOAR_TRY(io.allgather(mine.data(), 2 * n * sizeof(double), all.data()));
+    std::vector<double> pooled_med(n, 0.0), pooled(n, 0.0);
     for (int r = 0; r < size_; ++r)
-        for (std::size_t i = 0; i < n; ++i) pooled[i] += all[static_cast<std::size_t>(r) * n + i];
+        for (std::size_t i = 0; i < n; ++i) {
+            pooled_med[i] += all[static_cast<std::size_t>(r) * 2 * n + i];
+            pooled[i] += all[static_cast<std::size_t>(r) * 2 * n + n + i];
+        }
     const std::vector<Contender> who = trials_.contenders(t.cls);
     std::vector<bool> was_in(n);
     for (std::size_t i = 0; i < n; ++i) was_in[i] = trials_.active(t.cls, static_cast<int>(i));
-    const int w = t.last ? trials_.settle(t.cls, pooled) : trials_.prune(t.cls, pooled);
+    const int rounds = trials_.rounds(t.cls);
+    int w = -1;
+    const char* why = "";
+    if (t.last) {
+        w = trials_.settle(t.cls, pooled);
+    } else {
+        w = trials_.prune(t.cls, pooled_med);
+        if (w >= 0) {
+            why = " (the others slower by more than the round's margin)";
+        } else if (trials_.close_enough(t.cls, pooled_med)) {
+            w = trials_.settle(t.cls, pooled);
+            why = " (settled after the third round: every one left within 10 % by medians)";
+        }
+    }
     if (w < 0) return Status::ok();  // several still in: the contest goes on
+    store_->put(key_, t.cls, encode_outcome(who, w));
+    write_cache(notice);
     std::ostringstream os;
     os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
-       << ": measured per call (" << (t.last ? "mean of " + std::to_string(trials_.samples()) + " calls"
-                                             : std::string("median of the calls so far"))
-       << " and of the ranks)";
+       << ": measured per call (mean of each one's timed calls, " << trials_.samples() << " at most, after "
+       << rounds << (rounds == 1 ? " round" : " rounds") << ", and of the ranks)";
     bool first = true;
     for (std::size_t i = 0; i < n && i < who.size(); ++i) {
         if (!was_in[i]) continue;  // dropped in an earlier round
@@ -214,8 +321,7 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
             os << " not run (its result could differ for every call of this size)";
     }
     os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on"
-       << (w == 0 ? " (auto's table's choice)" : "") << (t.last ? "" : " (the others more than 50 % slower)")
-       << "\n";
+       << (w == 0 ? " (auto's table's choice)" : "") << why << "\n";
     *notice += os.str();
     return Status::ok();
 }

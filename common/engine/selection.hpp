@@ -19,6 +19,7 @@
 #include "decide/route.hpp"
 #include "decide/trials.hpp"
 #include "engine/network_setup.hpp"
+#include "engine/outcome_store.hpp"
 #include "model/default_table.hpp"
 #include "planners/planners.hpp"
 #include "status.hpp"
@@ -66,7 +67,8 @@ public:
     // pool contest times (set-up had an allgather); without it no contest
     // runs.  Before it (or after it failed) decide() still answers, from
     // the configuration alone.
-    Status setup(const Topology& topo, int size, const CommShape& shape, bool contest_io);
+    // rank: this rank's (rank 0 reads and writes coll_topoar_contest_cache_dir's file).
+    Status setup(const Topology& topo, int size, const CommShape& shape, bool contest_io, int rank = 0);
     // The links were measured again (online adaptation): the cost-model
     // table is built again for `topo`, the device table on its next use,
     // and the contests start over (the table may rank small messages
@@ -101,12 +103,31 @@ public:
     // winner if it is one of topoar's plans (*measured set), else d's
     // algorithm; the contest's turns are not touched.
     Algorithm untimed_choice(std::size_t bytes, MemType mem, const Decision& d, bool* measured) const;
+    // The contests' outcomes kept for the job (engine/outcome_store.hpp):
+    // after setup(), collective over io when any rank holds one (held:
+    // every rank's RankInfo::contest_outcomes, the same vector on every
+    // rank) or coll_topoar_contest_cache_dir is set: one allgather of this
+    // communicator's key, the codes of the contested size classes, and
+    // with the cache directory rank 0's codes from its file; a class every
+    // rank holds identically starts decided, else one rank 0's file has;
+    // every other one starts a contest.  Nothing to do (no communication)
+    // when no contest can run here, or no rank holds any and no cache
+    // directory is set.
+    Status agree_outcomes(const std::vector<int>& held, SetupIo& io);
+    // The size classes agree_outcomes() decided and a cache file it
+    // ignored, a line each (empty: none).
+    const std::string& agreed_outcomes() const { return agreed_; }
+    // Tests: another store than the process's (simulated ranks in one process).
+    void use_outcome_store(OutcomeStore* store) { store_ = store; }
+
     // A turn of the contest took `seconds` on this rank (t from
     // contest_turn, undecided; handed down or run).  Collective at the
     // class's rounds' last turns, which every rank reaches at the same
-    // call: one allgather over io of the medians (or means after the last
-    // round), summed, so every rank drops the same contenders and settles
-    // on the same winner.  A decided class appends a line to *notice.
+    // call: one allgather over io of the medians and means, summed, so
+    // every rank drops the same contenders and settles on the same winner
+    // (SizeTrials::prune, close_enough, settle).  A decided class appends a
+    // line to *notice and is kept in the outcome store under this
+    // communicator's key.
     Status note_trial(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice);
 
     const DecisionTable& rules() const { return rules_; }
@@ -141,6 +162,16 @@ private:
     bool device_table_tried_ = false;
     SizeTrials trials_;            // auto's small-message contests
     bool contest_io_ = false;      // set up with I/O: contests can agree
+    // Contests can run here: auto, trials on, I/O, several hosts.
+    bool contests_possible() const;
+    OutcomeStore* store_ = &OutcomeStore::process();
+    std::uint64_t key_ = 0;        // contest_key of this communicator
+    std::string agreed_;           // agree_outcomes()'s classes
+    int rank_ = 0;
+    std::string cache_path_;       // rank 0, contest_cache_dir set: its file
+    std::uint64_t file_key_ = 0;   // contest_file_key
+    // Rank 0 with a cache file: writes every decided class (after a settle).
+    void write_cache(std::string* notice);
 };
 
 }  // namespace topoar

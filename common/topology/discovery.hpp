@@ -26,6 +26,10 @@ struct RankInfo {
     // Its fastest network port that is up, bytes/s (nic_probe.hpp; 0:
     // unknown): a prior the measured host link cannot exceed.
     double nic_bandwidth = 0;
+    // How many small-message contest outcomes its process keeps
+    // (engine/outcome_store.hpp; 0: none): when every rank has none, set-up
+    // skips agreeing on them.
+    int contest_outcomes = 0;
 };
 
 // One host of a communicator: its name and its ranks, ascending.

@@ -44,12 +44,12 @@ inline topoar::Topology cluster_two_racks() {
 
 // The topology discovery builds for hosts "h0", "h1", ... holding
 // per_host[i] ranks each (default links).
-inline topoar::Topology hosts_topology(const std::vector<int>& per_host) {
+inline topoar::Topology hosts_topology(const std::vector<int>& per_host, const std::string& prefix = "h") {
     std::vector<topoar::RankInfo> ranks;
     for (std::size_t h = 0; h < per_host.size(); ++h)
         for (int i = 0; i < per_host[h]; ++i) {
             topoar::RankInfo r;
-            r.host = "h" + std::to_string(h);
+            r.host = prefix + std::to_string(h);
             ranks.push_back(r);
         }
     topoar::Topology t;

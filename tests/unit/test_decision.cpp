@@ -704,8 +704,9 @@ void test_trial_settle(void**) {
 }
 
 // After a round that is not the last, the ranks' pooled medians drop the
-// contenders more than kDrop above the best; the turns then skip them; one
-// left wins at once.  A stalled call among three does not move a median.
+// contenders more than drop_margin(round) above the best; the turns then
+// skip them; one left wins at once.  A stalled call among three does not
+// move a median.
 void test_trial_prune(void**) {
     const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
                                      {false, Algorithm::leader}};
@@ -717,16 +718,16 @@ void test_trial_prune(void**) {
     for (int call = 0; call < 3 * b; ++call) {
         SizeTrials::Turn turn = t.next(100, who);
         order.push_back(turn.index);
-        // tree 10, previous module 20 (dropped: 2x), leader 12 with one
-        // stalled call (its median stays 12).
-        double sec = turn.index == 0 ? 10 : turn.index == 1 ? 20 : (call % b == 1 ? 1000 : 12);
+        // tree 10, previous module 20 (dropped: 2x), leader 11 with one
+        // stalled call (its median stays 11).
+        double sec = turn.index == 0 ? 10 : turn.index == 1 ? 20 : (call % b == 1 ? 1000 : 11);
         t.record(turn, sec);
         assert_int_equal(turn.agree, call == 3 * b - 1);
         assert_false(turn.last);
         if (turn.agree) {
             ++agreed;
             std::vector<double> med = t.medians(turn.cls);
-            assert_true(med[2] > 11.9 && med[2] < 12.1);
+            assert_true(med[2] > 10.9 && med[2] < 11.1);
             assert_int_equal(t.prune(turn.cls, med), -1);  // tree and leader left
         }
     }
@@ -736,7 +737,7 @@ void test_trial_prune(void**) {
     for (int call = 0; call < 2 * b; ++call) {
         SizeTrials::Turn turn = t.next(100, who);
         assert_int_equal(turn.index, call < b ? 0 : 2);
-        t.record(turn, turn.index == 0 ? 10 : 12);
+        t.record(turn, turn.index == 0 ? 10 : 11);
         assert_int_equal(turn.agree, call == 2 * b - 1);
         if (turn.agree) assert_int_equal(t.prune(turn.cls, t.medians(turn.cls)), -1);
     }
@@ -745,7 +746,7 @@ void test_trial_prune(void**) {
     SizeTrials::Turn turn;
     for (int call = 0; call < 2 * b; ++call) {
         turn = t.next(100, who);
-        t.record(turn, turn.index == 0 ? 10 : 12);
+        t.record(turn, turn.index == 0 ? 10 : 11);
     }
     assert_true(turn.agree && turn.last);
     assert_int_equal(t.settle(turn.cls, {10.0, 1.0, 12.0}), 0);
@@ -774,6 +775,85 @@ void test_trial_prune(void**) {
     assert_true(t.active(3, 0) && !t.active(3, 1) && t.active(3, 2));
 }
 
+
+// The margins shrink with the rounds (the sequential test): 30 %, 20 %,
+// then 10 %.  A contender 25 % slower survives the first round and is
+// dropped after the second; a field within kClose after kCloseRounds
+// rounds settles then, not before; so no contest runs past round 3.
+void test_trial_sequential(void**) {
+    assert_true(SizeTrials::drop_margin(1) > 0.29 && SizeTrials::drop_margin(1) < 0.31);
+    assert_true(SizeTrials::drop_margin(2) > 0.19 && SizeTrials::drop_margin(2) < 0.21);
+    assert_true(SizeTrials::drop_margin(3) > 0.09 && SizeTrials::drop_margin(9) < 0.11);
+    const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
+                                     {false, Algorithm::leader}};
+    const int b = SizeTrials::kBlock;
+    SizeTrials t;
+    t.configure(24, 1 << 16);  // 8 rounds at most
+    // tree 10, previous module 12.5 (25 %), leader 10.2 (2 %).
+    auto round = [&](int calls) {
+        SizeTrials::Turn turn;
+        for (int call = 0; call < calls; ++call) {
+            turn = t.next(8, who);
+            t.record(turn, turn.index == 0 ? 10 : turn.index == 1 ? 12.5 : 10.2);
+        }
+        return turn;
+    };
+    SizeTrials::Turn turn = round(3 * b);
+    assert_true(turn.agree && !turn.last);
+    assert_int_equal(t.prune(3, t.medians(3)), -1);
+    assert_true(t.active(3, 1));  // 25 % < 30 %: still in
+    assert_false(t.close_enough(3, t.medians(3)));
+    turn = round(3 * b);
+    assert_true(turn.agree);
+    assert_int_equal(t.prune(3, t.medians(3)), -1);
+    assert_false(t.active(3, 1));  // 25 % > 20 %: dropped
+    assert_false(t.close_enough(3, t.medians(3)));  // within 5 %, but only 2 rounds
+    turn = round(2 * b);
+    assert_true(turn.agree && !turn.last);
+    assert_int_equal(t.rounds(3), 3);
+    assert_int_equal(t.prune(3, t.medians(3)), -1);
+    assert_true(t.close_enough(3, t.medians(3)));
+    // Settled on means; tree, the table's choice, keeps it within kKeep.
+    assert_int_equal(t.settle(3, t.means(3)), 0);
+    assert_true(t.next(8, who).decided);
+
+    // 10, 10.8 (8 %), 11.5 (15 %): all in after rounds 1 and 2; the third
+    // drops 11.5 and the rest is within 10 %: done after three rounds.
+    t.reset();
+    for (int r = 1; r <= 3; ++r) {
+        for (int call = 0; call < 3 * b; ++call) {
+            turn = t.next(8, who);
+            t.record(turn, turn.index == 0 ? 10.8 : turn.index == 1 ? 11.5 : 10);
+        }
+        assert_true(turn.agree);
+        assert_int_equal(t.prune(3, t.medians(3)), -1);
+        assert_int_equal(t.active(3, 1), r < 3);
+        assert_int_equal(t.close_enough(3, t.medians(3)), r == 3);
+    }
+    assert_int_equal(t.settle(3, t.means(3)), 0);  // 10.8 is within kKeep of 10: the table's choice keeps it
+}
+
+// A class decided from an agreed outcome: every call its winner, no turns;
+// a class already started, or a winner out of range, is left alone.
+void test_trial_decide_class(void**) {
+    const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic}};
+    SizeTrials t;
+    t.configure(24, 1 << 16);
+    t.decide_class(3, who, 1);
+    for (int k = 0; k < 3; ++k) {
+        SizeTrials::Turn turn = t.next(8, {{false, Algorithm::leader}});  // ignored: the class is decided
+        assert_true(turn.decided);
+        assert_int_equal(turn.index, 1);
+        assert_true(turn.who.hand_down);
+    }
+    assert_false(t.next(64, who).decided);
+    t.decide_class(6, who, 1);  // started: left alone
+    assert_false(t.next(64, who).decided);
+    t.decide_class(4, who, 2);  // no such contender
+    assert_false(t.next(16, who).decided);
+}
+
+
 }  // namespace
 
 int main(void) {
@@ -799,6 +879,8 @@ int main(void) {
         cmocka_unit_test(test_trial_turns),
         cmocka_unit_test(test_trial_settle),
         cmocka_unit_test(test_trial_prune),
+        cmocka_unit_test(test_trial_sequential),
+        cmocka_unit_test(test_trial_decide_class),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

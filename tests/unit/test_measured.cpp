@@ -29,6 +29,7 @@ extern "C" {
 #include "topology/discovery.hpp"
 #include "topology/measured.hpp"
 #include "topology/nic_probe.hpp"
+#include "cluster_fixtures.hpp"
 #include "exec_harness.hpp"
 #include "fake_transport.hpp"
 
@@ -1032,6 +1033,116 @@ void test_small_message_trials_own_result(void**) {
     clear_probe_cache();
 }
 
+// The contests' outcomes kept for the job (engine/outcome_store.hpp): a
+// later communicator of the same shape starts decided in the classes every
+// rank holds alike, and runs the contest in the others, taking the same
+// turns on every rank.  Each simulated rank has its own store (they would
+// be separate processes); their histories are made to differ: rank 1 lost
+// class 3 (8 B), rank 3 alone holds an outcome for class 4 (16 B).
+void test_contest_outcomes_agreed(void**) {
+    clear_probe_cache();
+    const int n = 5;
+    const char* host_of[] = {"a", "a", "b", "b", "b"};
+    std::vector<OutcomeStore> stores(n);
+    EngineConfig cfg;
+    cfg.probe = false;
+    cfg.trial_calls = 3;
+    // One communicator's life: `calls` calls cycling over `sizes` (bytes);
+    // the previous module is timed 1 ms, topoar 8 ms (it wins every class).
+    // Returns each rank's trace of turns; *agreed: rank 0's set-up line.
+    auto job = [&](const std::vector<std::size_t>& sizes, int calls, std::string* agreed,
+                   std::vector<std::uint64_t>* keys) {
+        topoar_test::FakeNetwork network(n);
+        Gather gather(n);
+        std::vector<std::string> traces(n);
+        std::vector<Status> st(n);
+        std::vector<int> wrong(n, 0);
+        run_rank_threads(n, host_of, network, gather,
+                         [&](int r, const std::vector<RankInfo>& given, topoar_test::FakeTransport& t, SetupIo& io) {
+                const std::size_t me = static_cast<std::size_t>(r);
+                std::vector<RankInfo> ranks = given;
+                for (int q = 0; q < n; ++q) ranks[static_cast<std::size_t>(q)].contest_outcomes = stores[static_cast<std::size_t>(q)].count();
+                topoar_test::SumReducer<std::int32_t> sum;
+                Engine e(r, n, cfg);
+                e.use_outcome_store(&stores[me]);
+                Status s = e.setup(ranks, &io);
+                if (r == 0 && s) *agreed = e.selection().agreed_outcomes();
+                if (s && keys) (*keys)[me] = contest_key(e.topology(), cfg, table_options(cfg));
+                for (int k = 0; k < calls && s; ++k) {
+                    const std::size_t count = sizes[static_cast<std::size_t>(k) % sizes.size()] / 4;
+                    PreparedCall c;
+                    s = e.prepare(count, 4, MemType::host, &c);
+                    if (!s) break;
+                    traces[me] += std::to_string(c.trial.cls) + ":" + std::to_string(c.trial.index) +
+                                  (c.trial.decided ? "d " : " ");
+                    std::vector<std::int32_t> buf(count), want(count, 0);
+                    for (std::size_t i = 0; i < count; ++i) {
+                        buf[i] = static_cast<std::int32_t>(r * 100 + static_cast<int>(i) + k);
+                        for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q * 100 + static_cast<int>(i) + k);
+                    }
+                    if (is_hand_down(c.route)) {
+                        buf = want;  // the previous module's (tested elsewhere)
+                    } else {
+                        s = e.run(c, buf.data(), t, sum);
+                        if (buf != want) ++wrong[me];
+                    }
+                    if (s && c.trial.cls >= 0 && !c.trial.decided)
+                        s = e.note_trial(c, is_hand_down(c.route) ? 1e-3 : 8e-3, io);
+                    (void) e.take_notice();
+                }
+                st[me] = s;
+            });
+        for (int r = 0; r < n; ++r) {
+            expect_ok(st[static_cast<std::size_t>(r)]);
+            assert_int_equal(wrong[static_cast<std::size_t>(r)], 0);
+            assert_string_equal(traces[static_cast<std::size_t>(r)].c_str(), traces[0].c_str());
+        }
+        return traces[0];
+    };
+    // The first communicator settles classes 3 and 6 on every rank.
+    std::string agreed;
+    std::vector<std::uint64_t> keys(n, 0);
+    std::string trace = job({8, 64}, 40, &agreed, &keys);
+    assert_true(agreed.empty());  // nothing held yet: no exchange
+    assert_true(trace.rfind("3:0 6:0 ", 0) == 0);  // both contested from the first call
+    for (int r = 0; r < n; ++r) {
+        assert_true(keys[static_cast<std::size_t>(r)] == keys[0]);
+        assert_int_equal(stores[static_cast<std::size_t>(r)].count(), 2);
+    }
+    const OutcomeStore::Codes codes = stores[0].get(keys[0]);
+    assert_true(codes[3] != 0 && codes[6] != 0);
+    std::vector<Contender> who;
+    int w = -1;
+    assert_true(decode_outcome(codes[6], &who, &w));
+    assert_true(who[static_cast<std::size_t>(w)].hand_down);  // 1 ms against 8 ms
+    // Histories differ: rank 1 lost class 3; rank 3 alone holds class 4.
+    stores[1].clear();
+    stores[1].put(keys[0], 6, codes[6]);
+    stores[3].put(keys[0], 4, codes[6]);
+    // A later communicator of the same shape: class 6 starts decided (all
+    // hold it alike), classes 3 and 4 run their contests, the same turns
+    // on every rank (job() checks the traces match and the sums are right).
+    trace = job({64, 8, 16}, 36, &agreed, nullptr);
+    assert_non_null(std::strstr(agreed.c_str(), "1 size class start decided"));
+    assert_non_null(std::strstr(agreed.c_str(), "64-128 previous module"));
+    assert_true(trace.rfind("6:1d 3:0 4:0 ", 0) == 0);  // decided from the first call; 3 and 4 contested
+    // Every rank holds class 3 again (settled alike); 4 on every rank now.
+    for (int r = 0; r < n; ++r) {
+        const OutcomeStore::Codes c = stores[static_cast<std::size_t>(r)].get(keys[0]);
+        assert_true(c[3] != 0 && c[3] == codes[3]);
+        assert_true(c[4] != 0);
+    }
+    // A third: every class decided from its first call, no contest turn.
+    trace = job({64, 8, 16}, 6, &agreed, nullptr);
+    assert_non_null(std::strstr(agreed.c_str(), "3 size classes start decided"));
+    assert_string_equal(trace.c_str(), "6:1d 3:1d 4:1d 6:1d 3:1d 4:1d ");
+    // Another shape (2 + 3 ranks on other hosts alike would share the key;
+    // 4 + 1 does not): its own key, nothing agreed.
+    const Topology other = topoar_test::hosts_topology({4, 1});
+    assert_true(contest_key(other, cfg, table_options(cfg)) != keys[0]);
+    clear_probe_cache();
+}
+
 // Nonblocking calls (CallKind::nonblocking) are never timed: interleaved
 // with a contest's blocking calls of the same class they take no turn, are
 // never handed to the previous module (not even once it won the class: its
@@ -1137,6 +1248,7 @@ int main() {
         cmocka_unit_test(test_online_adaptation),
         cmocka_unit_test(test_small_message_trials),
         cmocka_unit_test(test_small_message_trials_own_result),
+        cmocka_unit_test(test_contest_outcomes_agreed),
         cmocka_unit_test(test_nonblocking_calls_take_no_turn),
         cmocka_unit_test(test_probe_params),
     };

@@ -184,12 +184,14 @@ static std::string run_contest(double other_prev, int* gathers, Contender* winne
     SetupIo io;
     io.allgather = [&](const void* mine, std::size_t bytes, void* all) {
         ++*gathers;
-        const std::size_t n = bytes / sizeof(double);
-        if (bytes % sizeof(double) != 0 || n == 0) *all_agreed_sizes = false;
+        // A rank's numbers: every contender's median, then every one's mean.
+        const std::size_t n = bytes / sizeof(double), half = n / 2;
+        if (bytes % sizeof(double) != 0 || n == 0 || n % 2 != 0) *all_agreed_sizes = false;
         double* out = static_cast<double*>(all);
         std::memcpy(out, mine, bytes);  // rank 0's numbers first
         for (int r = 1; r < size; ++r)
-            for (std::size_t i = 0; i < n; ++i) out[static_cast<std::size_t>(r) * n + i] = i == 1 ? other_prev : 8e-3;
+            for (std::size_t i = 0; i < n; ++i)
+                out[static_cast<std::size_t>(r) * n + i] = half && i % half == 1 ? other_prev : 8e-3;
         return Status::ok();
     };
     std::string notice;
@@ -304,6 +306,205 @@ static void test_rebuild(void**) {
     assert_int_equal(t.index, 0);
 }
 
+// The outcomes' codes read back; bad codes do not.
+static void test_outcome_codes(void**) {
+    const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
+                                     {false, Algorithm::leader}};
+    for (int w = 0; w < 3; ++w) {
+        const std::uint64_t code = encode_outcome(who, w);
+        assert_true(code != 0);
+        std::vector<Contender> back;
+        int wb = -1;
+        assert_true(decode_outcome(code, &back, &wb));
+        assert_int_equal(wb, w);
+        assert_int_equal(back.size(), 3);
+        for (std::size_t i = 0; i < 3; ++i) assert_true(back[i] == who[i]);
+    }
+    assert_int_equal(encode_outcome(who, 3), 0);
+    assert_int_equal(encode_outcome({}, 0), 0);
+    std::vector<Contender> back;
+    int wb = -1;
+    assert_false(decode_outcome(0, &back, &wb));
+    assert_false(decode_outcome(encode_outcome(who, 0) | std::uint64_t(1) << 60, &back, &wb));  // stray bits
+    assert_false(decode_outcome((encode_outcome(who, 0) & ~std::uint64_t(0xff)) | 4, &back, &wb));  // 4 contenders
+    assert_false(decode_outcome(encode_outcome(who, 0) | 3 << 8, &back, &wb));  // winner 3 of 3
+    assert_false(decode_outcome(2 | std::uint64_t(200) << 16, &back, &wb));     // no algorithm 200
+    // The store: bounded by keys, counted per outcome.
+    OutcomeStore store;
+    store.put(1, 3, encode_outcome(who, 1));
+    store.put(1, 3, encode_outcome(who, 2));  // replaced, still one
+    store.put(1, 4, encode_outcome(who, 0));
+    store.put(1, 70, encode_outcome(who, 0));  // no such class: ignored
+    assert_int_equal(store.count(), 2);
+    for (std::uint64_t k = 2; k < 2 + OutcomeStore::kMaxKeys; ++k) store.put(k, 5, encode_outcome(who, 0));
+    assert_int_equal(store.get(1)[3], 0);  // the oldest key went
+    assert_int_equal(store.count(), static_cast<int>(OutcomeStore::kMaxKeys));
+    store.clear();
+    assert_int_equal(store.count(), 0);
+}
+
+// agree_outcomes with a fake allgather standing for the other ranks: a
+// class every rank holds alike starts decided; one that any rank lacks or
+// holds otherwise, or any rank on another key, starts a contest; nobody
+// holding anything: no exchange at all.
+static void test_agree_outcomes(void**) {
+    const EngineConfig cfg = contest_config();
+    const Topology two = hosts_topology({2, 3});
+    const int size = 5;
+    const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
+                                     {false, Algorithm::leader}};
+    const std::uint64_t key = contest_key(two, cfg, table_options(cfg));
+    const std::uint64_t prev = encode_outcome(who, 1), leader = encode_outcome(who, 2);
+    // others(r, class) -> code; other_key: what the other ranks send as key.
+    auto run = [&](std::uint64_t other_key, const std::vector<int>& held, int* gathers) {
+        OutcomeStore mine;
+        mine.put(key, 3, prev);
+        mine.put(key, 4, prev);
+        mine.put(key, 5, prev);
+        Selection s(cfg);
+        s.use_outcome_store(&mine);
+        set_up(&s, two);
+        *gathers = 0;
+        SetupIo io;
+        io.allgather = [&](const void* data, std::size_t bytes, void* all) {
+            ++*gathers;
+            const std::size_t n = bytes / 8;
+            std::uint64_t* out = static_cast<std::uint64_t*>(all);
+            std::memcpy(out, data, bytes);
+            for (int r = 1; r < size; ++r) {
+                std::uint64_t* row = out + static_cast<std::size_t>(r) * n;
+                std::memcpy(row, data, bytes);
+                row[0] = other_key;
+                if (r == 2) row[1 + 4] = 0;       // rank 2 lacks class 4
+                if (r == 4) row[1 + 5] = leader;  // rank 4 settled class 5 otherwise
+            }
+            return Status::ok();
+        };
+        expect_ok(s.agree_outcomes(held, io));
+        return s;
+    };
+    int gathers = 0;
+    Selection s = run(key, {3, 2, 0, 3, 3}, &gathers);
+    assert_int_equal(gathers, 1);
+    assert_non_null(std::strstr(s.agreed_outcomes().c_str(), "1 size class start decided"));
+    auto first_turn = [](Selection& sel, std::size_t bytes) {
+        return sel.contest_turn(bytes, MemType::host, sel.decide(bytes, MemType::host), PairCaps{});
+    };
+    SizeTrials::Turn t = first_turn(s, 8);
+    assert_true(t.decided && t.who.hand_down);
+    assert_false(first_turn(s, 16).decided);
+    assert_false(first_turn(s, 32).decided);
+    // Another key on the other ranks: nothing taken.
+    s = run(key + 1, {3, 2, 0, 3, 3}, &gathers);
+    assert_int_equal(gathers, 1);
+    assert_true(s.agreed_outcomes().empty());
+    assert_false(first_turn(s, 8).decided);
+    // Nobody holds any: no allgather (what the ranks advertised decides,
+    // the same on every rank).
+    s = run(key, {0, 0, 0, 0, 0}, &gathers);
+    assert_int_equal(gathers, 0);
+    assert_false(first_turn(s, 8).decided);
+}
+
+
+// coll_topoar_contest_cache_dir: a settled class is written (rank 0) to a
+// file keyed by the cluster, shape, build and settings; a later "job" (a
+// fresh store) reads it on rank 0 and every rank takes rank 0's row; a file
+// that does not read back is ignored with a message naming file and line.
+static void test_contest_cache_file(void**) {
+    char dir[] = "/tmp/topoar-test-cache-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    EngineConfig cfg = contest_config();
+    cfg.contest_cache_dir = dir;
+    const Topology two = hosts_topology({2, 2});
+    const std::uint64_t fkey = contest_file_key(two, cfg, table_options(cfg));
+    const std::string path = contest_file_path(dir, fkey);
+    // Other settings or another cluster: another file.
+    EngineConfig other = cfg;
+    other.trial_calls = 6;
+    assert_true(contest_file_key(two, other, table_options(other)) != fkey);
+    assert_true(contest_file_key(hosts_topology({2, 2}, "other"), cfg, table_options(cfg)) != fkey);
+    SetupIo io;
+    io.allgather = [](const void* mine, std::size_t bytes, void* all) {
+        for (int r = 0; r < 4; ++r) std::memcpy(static_cast<char*>(all) + r * bytes, mine, bytes);
+        return Status::ok();
+    };
+    // Job 1: the 8 B class settles (every rank 1 ms), rank 0 writes the file.
+    {
+        OutcomeStore store;
+        Selection s(cfg);
+        s.use_outcome_store(&store);
+        set_up(&s, two);
+        expect_ok(s.agree_outcomes({0, 0, 0, 0}, io));  // no file yet: nothing, no message
+        assert_true(s.agreed_outcomes().empty());
+        std::string notice;
+        SizeTrials::Turn t;
+        for (int k = 0; k < 100; ++k) {
+            t = s.contest_turn(8, MemType::host, s.decide(8, MemType::host), PairCaps{});
+            if (t.decided) break;
+            expect_ok(s.note_trial(t, t.who.hand_down ? 1e-3 : 8e-3, io, &notice));
+        }
+        assert_true(t.decided && t.who.hand_down);
+        assert_null(std::strstr(notice.c_str(), "not written"));
+    }
+    OutcomeStore::Codes codes{};
+    std::string problem;
+    assert_true(read_contest_file(path, fkey, &codes, &problem));
+    assert_true(codes[3] != 0);
+    // Job 2: a fresh store; the class starts decided from rank 0's file.
+    auto job2 = [&](std::string* agreed) {
+        OutcomeStore store;
+        Selection s(cfg);
+        s.use_outcome_store(&store);
+        set_up(&s, two);
+        expect_ok(s.agree_outcomes({0, 0, 0, 0}, io));
+        *agreed = s.agreed_outcomes();
+        return s.contest_turn(8, MemType::host, s.decide(8, MemType::host), PairCaps{});
+    };
+    std::string agreed;
+    SizeTrials::Turn t = job2(&agreed);
+    assert_true(t.decided && t.who.hand_down);
+    assert_non_null(std::strstr(agreed.c_str(), "1 from rank 0's cache file"));
+    // Bad files: ignored, said with file:line, the contest runs.
+    const char* bad[] = {"not a cache\n", "# topoar contest outcomes v1\nkey 12\n",
+                         "# topoar contest outcomes v1\nkey %s\nclass 3 zz\n",
+                         "# topoar contest outcomes v1\nkey %s\nclass 3 7\n",  // 7 contenders
+                         "# topoar contest outcomes v1\nkey %s\nclass 99 102\n"};
+    const char* where[] = {":1: not a topoar", ":2: written for another", ":3: a bad class line",
+                           ":3: an outcome that does not read back", ":3: a bad class line"};
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fkey));
+    for (int i = 0; i < 5; ++i) {
+        char text[256];
+        std::snprintf(text, sizeof text, bad[i], hex);
+        FILE* f = std::fopen(path.c_str(), "w");
+        assert_non_null(f);
+        std::fputs(text, f);
+        std::fclose(f);
+        t = job2(&agreed);
+        assert_false(t.decided);
+        assert_non_null(std::strstr(agreed.c_str(), "cache file ignored"));
+        assert_non_null(std::strstr(agreed.c_str(), where[i]));
+    }
+    // A directory that cannot be written: said in the notice, no failure.
+    EngineConfig nowhere = cfg;
+    nowhere.contest_cache_dir = std::string(dir) + "/missing/dir";
+    Selection s(nowhere);
+    OutcomeStore store;
+    s.use_outcome_store(&store);
+    set_up(&s, two);
+    expect_ok(s.agree_outcomes({0, 0, 0, 0}, io));
+    std::string notice;
+    for (int k = 0; k < 100; ++k) {
+        t = s.contest_turn(8, MemType::host, s.decide(8, MemType::host), PairCaps{});
+        if (t.decided) break;
+        expect_ok(s.note_trial(t, 1e-3, io, &notice));
+    }
+    assert_non_null(std::strstr(notice.c_str(), "cache file not written"));
+    unlink(path.c_str());
+    assert_int_equal(rmdir(dir), 0);  // nothing else left there (no temporary files)
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forced),
@@ -313,6 +514,9 @@ int main(void) {
         cmocka_unit_test(test_contest_agreement),
         cmocka_unit_test(test_contest_turns),
         cmocka_unit_test(test_rebuild),
+        cmocka_unit_test(test_outcome_codes),
+        cmocka_unit_test(test_agree_outcomes),
+        cmocka_unit_test(test_contest_cache_file),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
