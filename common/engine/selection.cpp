@@ -47,8 +47,16 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     return o;
 }
 
-Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io) {
+DefaultTableOptions Selection::table_options() const {
+    DefaultTableOptions o = topoar::table_options(cfg_);
+    o.model.overhead = model_overhead_;
+    return o;
+}
+
+Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io,
+                        double model_overhead) {
     size_ = size;
+    model_overhead_ = model_overhead;
     shape_ = shape;
     // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
     if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
@@ -59,7 +67,8 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     return Status::ok();
 }
 
-Status Selection::rebuild(const Topology& topo) {
+Status Selection::rebuild(const Topology& topo, double model_overhead) {
+    model_overhead_ = model_overhead;
     TOPOAR_TRY(build_model_table(topo));
     device_table_ = DecisionTable();
     device_table_tried_ = false;
@@ -74,7 +83,7 @@ Status Selection::build_model_table(const Topology& topo) {
     if (cfg_.algorithm == Algorithm::automatic && cfg_.model_table && size_ > 1 &&
         !(cfg_.single_node_fallback && shape_.nodes <= 1)) {
         auto t0 = std::chrono::steady_clock::now();
-        TOPOAR_TRY(build_default_table_cached(topo, table_options(cfg_), &model_table_, &model_report_,
+        TOPOAR_TRY(build_default_table_cached(topo, table_options(), &model_table_, &model_report_,
                                               &model_table_cached_));
         model_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -86,7 +95,7 @@ void Selection::build_device_table(const Topology& topo) {
     if (cfg_.algorithm != Algorithm::automatic || !cfg_.model_table || size_ < 2 || shape_.nodes <= 1) return;
     // A failure leaves the table empty: the built-in choice then decides,
     // identically on every rank (the inputs are the same everywhere).
-    if (!build_device_default_table(topo, table_options(cfg_), cfg_.gpu_model, &device_table_))
+    if (!build_device_default_table(topo, table_options(), cfg_.gpu_model, &device_table_))
         device_table_ = DecisionTable{};
 }
 
