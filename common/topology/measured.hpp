@@ -155,7 +155,8 @@ struct MeasuredNetwork {
     // as measured: the cost model's per-message `overhead` in place of
     // coll_topoar_model_overhead (which wins where the user sets it).
     // The one-way time of a 1-byte message between two ranks of one host
-    // is that cost with no network under it: the median over the hosts
+    // (the median of its pings) is that cost with no network under it:
+    // the median over the hosts
     // that measured one (the lower middle of an even count; one host
     // disturbed by other processes does not move it).  With no host of
     // two ranks: the smallest host up-link latency, i.e. half the fastest

@@ -12,6 +12,9 @@ namespace topoar {
 namespace {
 
 constexpr int kPings = 5;
+// Inside a host: more pings, and their median (MeasuredNetwork::message_cost
+// is a typical message's cost, not the luckiest one's).
+constexpr int kInsidePings = 11;
 constexpr std::size_t kFirstMessage = 4096;
 // Inside a host only streams of at least this many bytes count (stream_rate).
 constexpr double kMinInsideBytes = 1 << 20;
@@ -142,10 +145,15 @@ public:
         if (probe_debug()) {
             std::fprintf(stderr, "probe %s", k > 1 ? "fan-in from" : inside_ ? "inside with" : "peer");
             for (int p : peers_) std::fprintf(stderr, " %d", p);
-            std::fprintf(stderr, " rtt %.1fus:", rtt * 1e6);
+            std::fprintf(stderr, " %s rtt %.1fus:", inside_ ? "median" : "best", rtt * 1e6);
             for (std::size_t i = 0; i < sizes.size(); ++i)
                 std::fprintf(stderr, " %zuK:%.2fms", k * n * sizes[i] >> 10, best[i] * 1e3);
             std::fprintf(stderr, " -> %.1f Mbit/s\n", rate * 8e-6);
+            if (!rtts_.empty()) {
+                std::fprintf(stderr, "  round trips (us):");
+                for (double x : rtts_) std::fprintf(stderr, " %.1f", x * 1e6);
+                std::fprintf(stderr, "\n");
+            }
         }
         double stop = 0;
         return to_all(&stop, sizeof stop);
@@ -192,22 +200,26 @@ private:
     Status pings(double* one_way) {
         const int peer = peers_[0];
         char b = 0;
-        double best = 0;
-        for (int k = 0; k < kPings; ++k) {
+        const int count = inside_ ? kInsidePings : kPings;
+        std::vector<double>& rtts = rtts_;
+        rtts.clear();
+        for (int k = 0; k < count; ++k) {
             if (leads_) {
                 Transport::Request r = nullptr;
                 double t0 = now();
                 TOPOAR_TRY(t_.irecv(&b, 1, peer, &r));
                 TOPOAR_TRY(send(peer, &b, 1));
                 TOPOAR_TRY(wait_done(t_, &r));
-                double rtt = now() - t0;
-                best = k == 0 ? rtt : std::min(best, rtt);
+                rtts.push_back(now() - t0);
             } else {
                 TOPOAR_TRY(recv(peer, &b, 1));
                 TOPOAR_TRY(send(peer, &b, 1));
             }
         }
-        *one_way = best / 2;
+        std::sort(rtts.begin(), rtts.end());
+        // Between hosts the best (the link's latency; the first exchange
+        // also opens the connection); inside a host the median.
+        *one_way = rtts.empty() ? 0 : (inside_ ? rtts[rtts.size() / 2] : rtts.front()) / 2;
         return Status::ok();
     }
 
@@ -265,6 +277,7 @@ private:
     const ProbeOptions& opt_;
     double target_;
     std::vector<unsigned char> send_, recv_;
+    std::vector<double> rtts_;  // the pings' round trips, ascending (debug output)
 };
 
 }  // namespace

@@ -18,7 +18,10 @@
 //        at least as large); the rate is the slope between them at their
 //        best times (fixed costs and a token bucket's burst cancel)
 //
-// Inside a host (round 0) the rate is the best of the streams of at least
+// Inside a host (round 0) the pings are 11 and the one-way time is their
+// median / 2: the software cost of a typical message there
+// (MeasuredNetwork::message_cost), not the luckiest one's.  The rate is
+// the best of the streams of at least
 // 1 MiB, each alone (stream_rate says why), at their best times over
 // repeats (the last two sizes in turns, at least twice, up to 16 times
 // while they fit the round's growth share: other processes on the cores
