@@ -59,11 +59,11 @@ Status parse_algorithm(const std::string& v, Algorithm* out) {
     return Status::ok();
 }
 
-// coll_topoar_cuda_aware_mpi's values, by number (TOPOAR_CUDA_AWARE_* in
-// ompi_coll_topoar/coll_topoar.h).
 // coll_topoar_model_overhead's value where 'auto' measures nothing.
 const char* const kAssumedModelOverhead = "40us";
 
+// coll_topoar_cuda_aware_mpi's values, by number (TOPOAR_CUDA_AWARE_* in
+// ompi_coll_topoar/coll_topoar.h).
 const char* const kCudaAwareKeywords[] = {"never", "auto", "always", nullptr};
 
 std::vector<ParamInfo> make_table() {

@@ -47,16 +47,10 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     return o;
 }
 
-DefaultTableOptions Selection::table_options() const {
-    DefaultTableOptions o = topoar::table_options(cfg_);
-    o.model.overhead = model_overhead_;
-    return o;
-}
-
 Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io,
                         double model_overhead) {
     size_ = size;
-    model_overhead_ = model_overhead;
+    options_.model.overhead = model_overhead;
     shape_ = shape;
     // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
     if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
@@ -68,7 +62,7 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
 }
 
 Status Selection::rebuild(const Topology& topo, double model_overhead) {
-    model_overhead_ = model_overhead;
+    options_.model.overhead = model_overhead;
     TOPOAR_TRY(build_model_table(topo));
     device_table_ = DecisionTable();
     device_table_tried_ = false;

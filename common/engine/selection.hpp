@@ -60,7 +60,7 @@ DefaultTableOptions table_options(const EngineConfig& cfg);
 
 class Selection {
 public:
-    explicit Selection(EngineConfig cfg) : cfg_(std::move(cfg)), model_overhead_(cfg_.model_overhead) {}
+    explicit Selection(EngineConfig cfg) : cfg_(std::move(cfg)), options_(topoar::table_options(cfg_)) {}
     // Reads the rules file (every rank reads the same one; a bad one fails:
     // "file:line: ...") and builds auto's cost-model table for `topo`, a
     // communicator of `size` ranks and `shape`.  contest_io: the ranks can
@@ -123,9 +123,10 @@ public:
     bool model_table_cached() const { return model_table_cached_; }
     const CommShape& shape() const { return shape_; }
     const SizeTrials& trials() const { return trials_; }
-    // The options the tables are built with: table_options(cfg) with the
-    // set-up's software cost per message.
-    DefaultTableOptions table_options() const;
+    // The options the tables are built with (and online adaptation
+    // predicts with): table_options(cfg) with the set-up's software cost
+    // per message.
+    const DefaultTableOptions& table_options() const { return options_; }
 
 private:
     // A host call of auto's own choice across hosts within the contests' sizes.
@@ -134,7 +135,7 @@ private:
     void build_device_table(const Topology& topo);
 
     EngineConfig cfg_;
-    double model_overhead_;  // setup()'s
+    DefaultTableOptions options_;  // table_options()
     int size_ = 0;
     bool ready_ = false;  // set up: decide() may hand down / use NCCL on one host
     CommShape shape_;
