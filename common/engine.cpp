@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/units.hpp"
 #include "engine/call_operation.hpp"
 #include "planners/planners.hpp"
 
@@ -68,8 +69,11 @@ Status Engine::measure_network(const std::vector<RankInfo>& ranks, SetupIo& io, 
         remember_network(net, fresh);
         network_source_ = NetworkSource::measured;
     }
+    // The software cost per message as measured, unless the user set one.
+    const double cost = net.message_cost();
+    model_overhead_ = cfg_.model_overhead_given || !(cost > 0) ? cfg_.model_overhead : cost;
     Topology measured;
-    TOPOAR_TRY(discover_measured(ranks, net, cfg_.discovery, cfg_.model_overhead, &measured));
+    TOPOAR_TRY(discover_measured(ranks, net, cfg_.discovery, model_overhead_, &measured));
     topology_ = std::move(measured);
     measured_ = std::move(net);
     return Status::ok();
@@ -81,8 +85,17 @@ std::string Engine::describe_network() const {
     if (network_source_ == NetworkSource::measured) os << " (probes took " << probe_seconds_ * 1e3 << " ms)";
     if (!probe_problem_.empty()) os << "; not measured: " << probe_problem_;
     os << "\n";
-    if (network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached)
+    if (network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached) {
         os << measured_.describe();
+        const double cost = measured_.message_cost();
+        os << "  per-message software cost: ";
+        if (cost > 0) os << human_latency(cost) << " measured";
+        else os << "not measured";
+        if (model_overhead_ != cost)
+            os << "; the model uses " << human_latency(model_overhead_)
+               << (cfg_.model_overhead_given ? " (coll_topoar_model_overhead)" : " (the assumed default)");
+        os << "\n";
+    }
     return os.str();
 }
 
@@ -98,6 +111,7 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     network_source_ = NetworkSource::single_host;
     probe_problem_.clear();
     probe_seconds_ = 0;
+    model_overhead_ = cfg_.model_overhead;
     TOPOAR_TRY(discover_topology(ranks, cfg_.discovery, &topology_));
     if (topology_.nodes_at(Level::node).size() > 1) {
         network_source_ = NetworkSource::assumed;
@@ -117,7 +131,7 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     for (int n : topology_.nodes_at(Level::node)) per_node.push_back(topology_.num_ranks_under(n));
     const CommShape shape =
         make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
-    TOPOAR_TRY(selection_.setup(topology_, size_, shape, io && io->allgather, rank_));
+    TOPOAR_TRY(selection_.setup(topology_, size_, shape, io && io->allgather, model_overhead_, rank_));
     if (io && io->allgather) {
         // Outcomes of earlier communicators of this shape, where every rank
         // holds the same (engine/outcome_store.hpp).
@@ -139,14 +153,15 @@ std::string Engine::take_notice() {
 Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo& io) {
     if (!cfg_.adapt || ranks_.empty() || !runs_on_host(call.route) || call.plan == nullptr) return Status::ok();
     const double predicted =
-        predicted_seconds(topology_, cfg_, call.plan, call.tail_plan, call.num_chunks(), call.elem_size);
+        predicted_seconds(topology_, selection_.table_options().model, call.plan, call.tail_plan, call.num_chunks(),
+                          call.elem_size);
     bool remeasure = false;
     TOPOAR_TRY(adaptation_.note(seconds, predicted, call.count * call.elem_size, io, &remeasure));
     if (!remeasure) return Status::ok();
     const auto t0 = std::chrono::steady_clock::now();
     TOPOAR_TRY(measure_network(ranks_, io, /*fresh=*/true));
     const std::string before = selection_.model_table().to_text("cost model");
-    TOPOAR_TRY(selection_.rebuild(topology_));
+    TOPOAR_TRY(selection_.rebuild(topology_, model_overhead_));
     ++generation_;
     plans_.clear();  // calls holding plans keep them
     const double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;

@@ -151,6 +151,11 @@ public:
     NetworkSource network_source() const { return network_source_; }
     const MeasuredNetwork& measured_network() const { return measured_; }
     double probe_seconds() const { return probe_seconds_; }
+    // The cost model's software cost per message on this communicator:
+    // coll_topoar_model_overhead where the user set it or nothing was
+    // measured, else what the probes measured (MeasuredNetwork::
+    // message_cost); the same on every rank.
+    double model_overhead() const { return model_overhead_; }
     // One paragraph for verbose output: the source, and what was measured.
     std::string describe_network() const;
     // The table came from the process's cache (another communicator of the
@@ -234,6 +239,7 @@ private:
     NetworkSource network_source_ = NetworkSource::single_host;
     MeasuredNetwork measured_;
     double probe_seconds_ = 0;
+    double model_overhead_ = 0;  // model_overhead()
     std::string probe_problem_;  // why measured links were not used
     std::vector<RankInfo> ranks_;  // the set-up records (re-measuring needs them)
     Selection selection_;          // rules, tables, the contest (engine/selection.hpp)

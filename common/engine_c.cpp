@@ -706,6 +706,10 @@ const char* topoar_engine_describe(topoar_engine_t* e) {
     return e->described.c_str();
 }
 
+double topoar_engine_model_overhead(const topoar_engine_t* e) {
+    return e->engine.ready() ? e->engine.model_overhead() : 0;
+}
+
 const char* topoar_engine_topology_text(topoar_engine_t* e) {
     try {
         e->topology = e->engine.ready() ? e->engine.topology().to_text() : std::string();

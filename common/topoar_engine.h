@@ -396,6 +396,12 @@ const char *topoar_engine_describe(topoar_engine_t *engine);
 /* The discovered topology in the topology file format (docs/topology-format.md). */
 const char *topoar_engine_topology_text(topoar_engine_t *engine);
 
+/* The cost model's software cost per message on this communicator, seconds:
+ * measured with the links (coll_topoar_model_overhead auto) or the
+ * parameter's value.  The latencies of topoar_engine_topology_text exclude
+ * it.  0 before set-up. */
+double topoar_engine_model_overhead(const topoar_engine_t *engine);
+
 #ifdef __cplusplus
 }
 #endif

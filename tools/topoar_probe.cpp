@@ -121,11 +121,16 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr, "topoar_probe: %d ranks, set-up with probes took %.1f ms\n%s", size, took * 1e3,
                          description.substr(description.find("links between hosts")).c_str());
-            char comment[256];
+            // The file's latencies are what the measured one-way times
+            // leave beyond the software cost per message; a job reading
+            // the file measures nothing, so that cost must come with it.
+            char comment[384];
+            const double cost_us = topoar_engine_model_overhead(e) * 1e6;
             std::snprintf(comment, sizeof comment,
                           "# measured by topoar_probe on %d ranks; latencies exclude the cost model's\n"
-                          "# software cost per message (coll_topoar_model_overhead)\n",
-                          size);
+                          "# software cost per message, %.3gus here: use this file with\n"
+                          "# --mca coll_topoar_model_overhead %.3gus\n",
+                          size, cost_us, cost_us);
             const std::string body = with_ranks ? std::string(comment) + text : structure_text(t, comment);
             FILE* f = out_path.empty() ? stdout : std::fopen(out_path.c_str(), "w");
             if (!f) {

@@ -86,8 +86,11 @@ struct EngineConfig {
     // = only the fixed built-in choice above.
     bool model_table;
     // coll_topoar_model_overhead: the model's software cost per message,
-    // seconds.
+    // seconds (auto: 40 us, and measured where set-up measures the links:
+    // Engine::model_overhead).  given: set to a time, not auto; that
+    // value then wins over a measured one.
     double model_overhead;
+    bool model_overhead_given = false;
     // coll_topoar_model_margin: how much faster (a fraction) a candidate
     // must be predicted than a simpler one (algorithm.hpp's simplicity
     // order) to win a size of the default table.

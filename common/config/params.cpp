@@ -59,6 +59,9 @@ Status parse_algorithm(const std::string& v, Algorithm* out) {
     return Status::ok();
 }
 
+// coll_topoar_model_overhead's value where 'auto' measures nothing.
+const char* const kAssumedModelOverhead = "40us";
+
 // coll_topoar_cuda_aware_mpi's values, by number (TOPOAR_CUDA_AWARE_* in
 // ompi_coll_topoar/coll_topoar.h).
 const char* const kCudaAwareKeywords[] = {"never", "auto", "always", nullptr};
@@ -130,13 +133,24 @@ std::vector<ParamInfo> make_table() {
          "auto without a matching rule: choose per message size from a table the cost model computes at "
          "communicator set-up for the discovered topology (1), or only the fixed choice (0: latency "
          "algorithm up to coll_topoar_small_msg_size, trees above). Verbose 10 prints the table."},
-        // The model's software cost per message: Open MPI's TCP BTL on this
+        // The model's software cost per message: measured with the links
+        // (MeasuredNetwork::message_cost), else Open MPI's TCP BTL on this
         // class of machine (docs/cost-model.md "Default table").
-        {"model_overhead", T::string, "40us", 5, true, false, false,
-         [](const std::string& v, EngineConfig* c) { return parse_latency(v, &c->model_overhead); },
-         "Software cost per message the cost model assumes, e.g. '40us' (the default, Open MPI's TCP "
-         "BTL) or '2us' (RDMA networks); larger values move the switch from the latency algorithm to "
-         "the bandwidth algorithms to larger messages. Must be the same on all ranks."},
+        {"model_overhead", T::string, "auto", 5, true, false, false,
+         [](const std::string& v, EngineConfig* c) {
+             c->model_overhead_given = v != "auto";
+             if (!c->model_overhead_given) return parse_latency(kAssumedModelOverhead, &c->model_overhead);
+             return parse_latency(v, &c->model_overhead);
+         },
+         std::string("Software cost per message the cost model charges. 'auto' (the default): measured where "
+                     "set-up measures the links between hosts (no topology file, rack file, Slurm address or "
+                     "coll_topoar_node_link; the one-way time of a 1-byte message between two ranks of one "
+                     "host, verbose 10 prints it), else ") +
+             kAssumedModelOverhead +
+             " (Open MPI's TCP BTL). A time such as '2us' (RDMA networks) is used as given, also where links "
+             "are measured; a topology file's latencies are link latencies that this cost comes on top of. "
+             "Larger values move the switch from the latency algorithm to the bandwidth algorithms to larger "
+             "messages. Must be the same on all ranks."},
         // The model charges extra messages less than they cost where
         // processes share cores (docs/cost-model.md "Default table").
         {"model_margin", T::string, "15%", 5, true, false, false,

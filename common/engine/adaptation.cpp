@@ -10,18 +10,17 @@
 
 namespace topoar {
 
-double predicted_seconds(const Topology& topo, const EngineConfig& cfg, const PlanHandle& plan,
+double predicted_seconds(const Topology& topo, const CostParams& model, const PlanHandle& plan,
                          const PlanHandle& tail, std::size_t num_chunks, std::size_t elem_size) {
     constexpr std::size_t kMaxSteps = 200000;
     auto of = [&](const PlanHandle& p) -> double {
         if (p->predicted < 0) {
-            const DefaultTableOptions o = table_options(cfg);
             Plan full;
             Prediction pr;
             p->predicted = 0;
             if (make_plan(p->algorithm, topo, p->count, -1, p->options, &full) &&
-                count_steps(full, elem_size, o.model.segment_bytes) <= kMaxSteps &&
-                predict(topo, full, elem_size, o.model, &pr))
+                count_steps(full, elem_size, model.segment_bytes) <= kMaxSteps &&
+                predict(topo, full, elem_size, model, &pr))
                 p->predicted = pr.time;
         }
         return p->predicted;

@@ -19,6 +19,7 @@
 #include "config/engine_config.hpp"
 #include "engine/network_setup.hpp"
 #include "engine/plan_cache.hpp"
+#include "model/cost_model.hpp"
 #include "status.hpp"
 #include "topology/topology.hpp"
 
@@ -26,9 +27,10 @@ namespace topoar {
 
 // The cost model's time of a call run as num_chunks chunks of `plan`, the
 // last one of `tail` when given (nullptr: every chunk is `plan`): each
-// plan predicted once (CompiledPlan::predicted keeps it).  0 when a plan is
-// too large to simulate quickly.
-double predicted_seconds(const Topology& topo, const EngineConfig& cfg, const PlanHandle& plan,
+// plan predicted once (CompiledPlan::predicted keeps it) with `model` (the
+// engine's: Selection::table_options().model).  0 when a plan is too large
+// to simulate quickly.
+double predicted_seconds(const Topology& topo, const CostParams& model, const PlanHandle& plan,
                          const PlanHandle& tail, std::size_t num_chunks, std::size_t elem_size);
 
 class Adaptation {

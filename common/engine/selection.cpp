@@ -47,9 +47,11 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     return o;
 }
 
-Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io, int rank) {
+Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io,
+                        double model_overhead, int rank) {
     size_ = size;
     rank_ = rank;
+    options_.model.overhead = model_overhead;
     shape_ = shape;
     // Every rank reads the same file; a bad one fails set-up ("file:line: ...").
     if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
@@ -57,10 +59,10 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     contest_io_ = contest_io;
     trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
     agreed_.clear();
-    key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
+    key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     cache_path_.clear();
     if (contests_possible() && !cfg_.contest_cache_dir.empty()) {
-        file_key_ = contest_file_key(topo, cfg_, table_options(cfg_));
+        file_key_ = contest_file_key(topo, cfg_, topoar::table_options(cfg_));
         cache_path_ = contest_file_path(cfg_.contest_cache_dir, file_key_);
     }
     ready_ = true;
@@ -141,15 +143,16 @@ void Selection::write_cache(std::string* notice) {
     if (!s) *notice += "small-message contest: cache file not written: " + s.message() + "\n";
 }
 
-Status Selection::rebuild(const Topology& topo) {
+Status Selection::rebuild(const Topology& topo, double model_overhead) {
+    options_.model.overhead = model_overhead;
     TOPOAR_TRY(build_model_table(topo));
     device_table_ = DecisionTable();
     device_table_tried_ = false;
     trials_.reset();  // the table may rank small messages differently now
     agreed_.clear();
-    key_ = contests_possible() ? contest_key(topo, cfg_, table_options(cfg_)) : 0;
+    key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     if (!cache_path_.empty()) {
-        file_key_ = contest_file_key(topo, cfg_, table_options(cfg_));
+        file_key_ = contest_file_key(topo, cfg_, topoar::table_options(cfg_));
         cache_path_ = contest_file_path(cfg_.contest_cache_dir, file_key_);
     }
     return Status::ok();
@@ -162,7 +165,7 @@ Status Selection::build_model_table(const Topology& topo) {
     if (cfg_.algorithm == Algorithm::automatic && cfg_.model_table && size_ > 1 &&
         !(cfg_.single_node_fallback && shape_.nodes <= 1)) {
         auto t0 = std::chrono::steady_clock::now();
-        TOPOAR_TRY(build_default_table_cached(topo, table_options(cfg_), &model_table_, &model_report_,
+        TOPOAR_TRY(build_default_table_cached(topo, table_options(), &model_table_, &model_report_,
                                               &model_table_cached_));
         model_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -174,7 +177,7 @@ void Selection::build_device_table(const Topology& topo) {
     if (cfg_.algorithm != Algorithm::automatic || !cfg_.model_table || size_ < 2 || shape_.nodes <= 1) return;
     // A failure leaves the table empty: the built-in choice then decides,
     // identically on every rank (the inputs are the same everywhere).
-    if (!build_device_default_table(topo, table_options(cfg_), cfg_.gpu_model, &device_table_))
+    if (!build_device_default_table(topo, table_options(), cfg_.gpu_model, &device_table_))
         device_table_ = DecisionTable{};
 }
 

@@ -55,25 +55,29 @@ struct Decision {
 // buffers (gpu_pipeline_size).
 PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType mem = MemType::host);
 // The options set-up builds the cost-model table with (tools print the same
-// one).
+// one), with coll_topoar_model_overhead as the software cost per message
+// (set-up measures it where it measures the links: Selection::table_options).
 DefaultTableOptions table_options(const EngineConfig& cfg);
 
 class Selection {
 public:
-    explicit Selection(EngineConfig cfg) : cfg_(std::move(cfg)) {}
+    explicit Selection(EngineConfig cfg) : cfg_(std::move(cfg)), options_(topoar::table_options(cfg_)) {}
     // Reads the rules file (every rank reads the same one; a bad one fails:
     // "file:line: ...") and builds auto's cost-model table for `topo`, a
     // communicator of `size` ranks and `shape`.  contest_io: the ranks can
     // pool contest times (set-up had an allgather); without it no contest
     // runs.  Before it (or after it failed) decide() still answers, from
     // the configuration alone.
+    // model_overhead: the cost model's software cost per message here
+    // (Engine::model_overhead: measured or coll_topoar_model_overhead);
     // rank: this rank's (rank 0 reads and writes coll_topoar_contest_cache_dir's file).
-    Status setup(const Topology& topo, int size, const CommShape& shape, bool contest_io, int rank = 0);
+    Status setup(const Topology& topo, int size, const CommShape& shape, bool contest_io, double model_overhead,
+                 int rank = 0);
     // The links were measured again (online adaptation): the cost-model
     // table is built again for `topo`, the device table on its next use,
     // and the contests start over (the table may rank small messages
     // differently now).  The rules and the shape stay.
-    Status rebuild(const Topology& topo);
+    Status rebuild(const Topology& topo, double model_overhead);
     // Before a device call: builds the device table once (host-only
     // programs never pay for it; every rank builds the same one from the
     // same data, no communication).
@@ -141,6 +145,10 @@ public:
     bool model_table_cached() const { return model_table_cached_; }
     const CommShape& shape() const { return shape_; }
     const SizeTrials& trials() const { return trials_; }
+    // The options the tables are built with (and online adaptation
+    // predicts with): table_options(cfg) with the set-up's software cost
+    // per message.
+    const DefaultTableOptions& table_options() const { return options_; }
 
 private:
     // A host call of auto's own choice across hosts within the contests' sizes.
@@ -149,6 +157,7 @@ private:
     void build_device_table(const Topology& topo);
 
     EngineConfig cfg_;
+    DefaultTableOptions options_;  // table_options()
     int size_ = 0;
     bool ready_ = false;  // set up: decide() may hand down / use NCCL on one host
     CommShape shape_;

@@ -37,6 +37,7 @@ ProbeMatrix::ProbeMatrix(int n)
       bw(static_cast<std::size_t>(n * n), 0.0),
       lat(static_cast<std::size_t>(n * n), 0.0),
       local_bw(static_cast<std::size_t>(n), 0.0),
+      local_lat(static_cast<std::size_t>(n), 0.0),
       fan_in(static_cast<std::size_t>(n), 0.0),
       fan_in_from(static_cast<std::size_t>(n), 0.0) {}
 
@@ -201,6 +202,8 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     net.hosts = names;
     net.nic = nic.empty() ? std::vector<double>(static_cast<std::size_t>(n), 0.0) : nic;
     net.local_bw = m.local_bw;
+    net.local_lat = m.local_lat.size() == static_cast<std::size_t>(n) ? m.local_lat
+                                                                      : std::vector<double>(static_cast<std::size_t>(n), 0.0);
     net.host_up.assign(static_cast<std::size_t>(n), Link{});
     net.rack_of.assign(static_cast<std::size_t>(n), -1);
 
@@ -309,6 +312,20 @@ void snap_link_classes(std::vector<double>* rates) {
     }
 }
 
+double MeasuredNetwork::message_cost() const {
+    std::vector<double> inside;
+    for (double l : local_lat)
+        if (l > 0) inside.push_back(l);
+    if (!inside.empty()) {
+        std::sort(inside.begin(), inside.end());
+        return inside[(inside.size() - 1) / 2];
+    }
+    double least = 0;
+    for (const Link& l : host_up)
+        if (l.latency > 0) least = least > 0 ? std::min(least, l.latency) : l.latency;
+    return least;
+}
+
 Link model_link(const Link& measured, double overhead, double share, double floor) {
     Link l = measured;
     l.latency = std::max(floor, measured.latency - overhead * share);
@@ -337,6 +354,7 @@ std::uint64_t MeasuredNetwork::digest() const {
         h = mix_link(h, host_up[i]);
         h = mix(h, &rack_of[i], sizeof rack_of[i]);
         h = mix(h, &local_bw[i], sizeof local_bw[i]);
+        h = mix(h, &local_lat[i], sizeof local_lat[i]);
         h = mix(h, &nic[i], sizeof nic[i]);
     }
     for (const Link& l : rack_up) h = mix_link(h, l);
@@ -355,6 +373,7 @@ bool MeasuredNetwork::restrict_to(const std::vector<std::string>& names, Measure
         r.hosts.push_back(name);
         r.host_up.push_back(host_up[i]);
         r.local_bw.push_back(local_bw[i]);
+        r.local_lat.push_back(local_lat[i]);
         r.nic.push_back(nic[i]);
         int rack = rack_of[i];
         if (rack >= 0) {
@@ -400,6 +419,7 @@ std::string MeasuredNetwork::to_bytes() const {
         put(&out, host_up[i].latency);
         put(&out, static_cast<std::int32_t>(rack_of[i]));
         put(&out, local_bw[i]);
+        put(&out, local_lat[i]);
         put(&out, nic[i]);
     }
     for (const Link& l : rack_up) {
@@ -418,17 +438,18 @@ bool MeasuredNetwork::from_bytes(const std::string& in, MeasuredNetwork* out) {
         std::uint32_t len = 0;
         Link up;
         std::int32_t rack = 0;
-        double local = 0, port = 0;
+        double local = 0, local_lat = 0, port = 0;
         if (!get(in, &at, &len) || len > in.size() - at) return false;
         net.hosts.push_back(in.substr(at, len));
         at += len;
         if (!get(in, &at, &up.bandwidth) || !get(in, &at, &up.latency) || !get(in, &at, &rack) ||
-            !get(in, &at, &local) || !get(in, &at, &port) || rack < -1 ||
+            !get(in, &at, &local) || !get(in, &at, &local_lat) || !get(in, &at, &port) || rack < -1 ||
             rack >= static_cast<std::int32_t>(racks))
             return false;
         net.host_up.push_back(up);
         net.rack_of.push_back(rack);
         net.local_bw.push_back(local);
+        net.local_lat.push_back(local_lat);
         net.nic.push_back(port);
     }
     for (std::uint32_t g = 0; g < racks; ++g) {
@@ -449,6 +470,8 @@ std::string MeasuredNetwork::describe() const {
         os << ": up-link " << human_bandwidth(host_up[i].bandwidth, true) << ", one-way "
            << human_latency(host_up[i].latency);
         if (local_bw[i] > 0) os << "; inside the host " << human_bandwidth(local_bw[i], false);
+        if (local_lat[i] > 0) os << (local_bw[i] > 0 ? ", one-way " : "; inside the host one-way ")
+                                 << human_latency(local_lat[i]);
         if (nic[i] > 0) os << "; port " << human_bandwidth(nic[i], true) << " (sysfs)";
         os << "\n";
     }

@@ -85,8 +85,9 @@ struct ProbeMatrix {
     // the two reached (bytes/s, the slower direction) and the one-way time
     // of a 1-byte message (seconds, software included).  <= 0: not measured.
     std::vector<double> bw, lat;
-    // Per host: the rate between two of its ranks (<= 0: one rank).
-    std::vector<double> local_bw;
+    // Per host: the rate between two of its ranks and the one-way time of
+    // a 1-byte message between them (<= 0: one rank).
+    std::vector<double> local_bw, local_lat;
     // Per host: the aggregate rate a fan-in into it reached (<= 0: none
     // ran), and the sum of its senders' bounds when it ran (host_bounds).
     std::vector<double> fan_in, fan_in_from;
@@ -147,7 +148,25 @@ struct MeasuredNetwork {
     std::vector<int> rack_of;    // per host: its rack, or -1 when there are no racks
     std::vector<Link> rack_up;   // per rack: its uplink
     std::vector<double> local_bw;  // per host: between two of its ranks (<= 0: unknown)
+    std::vector<double> local_lat; // per host: one-way time of 1 byte between two of its ranks (<= 0: unknown)
     std::vector<double> nic;       // per host: its fastest port in sysfs, the prior (0: unknown)
+
+    // The software cost of one message (MPI stack, matching, completion),
+    // as measured: the cost model's per-message `overhead` in place of
+    // coll_topoar_model_overhead (which wins where the user sets it).
+    // The one-way time of a 1-byte message between two ranks of one host
+    // (the median of its pings) is that cost with no network under it:
+    // the median over the hosts
+    // that measured one (the lower middle of an even count; one host
+    // disturbed by other processes does not move it).  With no host of
+    // two ranks: the smallest host up-link latency, i.e. half the fastest
+    // pair's one-way time (the software at both ends is at most that).
+    // What a message between hosts costs beyond it stays in the host
+    // links' latencies (model_link), so the model's time of a 1-byte
+    // message is the measured one on both kinds of path.  0: nothing
+    // measured.  A pure function of the fields above: every rank derives
+    // the same value.
+    double message_cost() const;
 
     int num_racks() const { return static_cast<int>(rack_up.size()); }
     // A fingerprint of everything above (equal networks, equal digests;
@@ -174,9 +193,10 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
                      const std::vector<double>& nic = {});
 
 // A measured link as the cost model wants it: the model adds its own
-// software cost per message (`overhead`, coll_topoar_model_overhead) to
-// the links' latencies, and the measured times include that cost, so it is
-// taken out again (never below `floor`).  `share` is the fraction of a
+// software cost per message (`overhead`: MeasuredNetwork::message_cost(),
+// or coll_topoar_model_overhead where the user sets it) to the links'
+// latencies, and the measured times include that cost, so it is taken out
+// again (never below `floor`).  `share` is the fraction of a
 // message's software cost this link stands for (0.5: one of the two ends).
 Link model_link(const Link& measured, double overhead, double share, double floor = 1e-6);
 

@@ -12,13 +12,19 @@ namespace topoar {
 namespace {
 
 constexpr int kPings = 5;
+// Inside a host: more pings, and their median (MeasuredNetwork::message_cost
+// is a typical message's cost, not the luckiest one's).
+constexpr int kInsidePings = 11;
 constexpr std::size_t kFirstMessage = 4096;
+// Inside a host only streams of at least this many bytes count (stream_rate).
+constexpr double kMinInsideBytes = 1 << 20;
 
 // Row layout: [0] failed, [1] host index + 1 of a leader (0: not one),
 // [2] the inside rate of its host, [3] the rate a fan-in into its host
-// reached, [4] the sum of that fan-in's senders' bounds, then per host j:
-// bandwidth, latency.
-constexpr std::size_t kRowHead = 5;
+// reached, [4] the sum of that fan-in's senders' bounds, [5] the one-way
+// time of a 1-byte message inside its host, then per host j: bandwidth,
+// latency.
+constexpr std::size_t kRowHead = 6;
 
 double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -45,8 +51,11 @@ struct PairResult {
 class Session {
 public:
     // pair: pings first, streams both ways; otherwise a fan-in's part.
-    Session(Transport& t, std::vector<int> peers, bool leads, bool pair, const ProbeOptions& opt, double target)
-        : t_(t), peers_(std::move(peers)), leads_(leads), ping_(pair), duplex_(pair), opt_(opt), target_(target) {}
+    // inside: a pair of one host (shared memory, not a network).
+    Session(Transport& t, std::vector<int> peers, bool leads, bool pair, const ProbeOptions& opt, double target,
+            bool inside = false)
+        : t_(t), peers_(std::move(peers)), leads_(leads), ping_(pair), duplex_(pair), inside_(inside), opt_(opt),
+          target_(target) {}
 
     Status run(PairResult* out) {
         if (ping_) TOPOAR_TRY(pings(&out->latency));
@@ -55,8 +64,11 @@ public:
         // A fan-in has as many bytes in flight as a pair: each of its k
         // streams uses messages of at most max_message / k.
         const std::size_t cap = std::max(kFirstMessage, opt_.max_message / k);
-        send_.assign(cap, 0x5a);
-        if (duplex_ || leads_) recv_.resize(k * n * cap);
+        // Every message of a stream has its own bytes on both sides: one
+        // buffer sent n times stays in the cache, and a copy inside a host
+        // then runs at cache speed, which no large all-reduce sees.
+        if (duplex_ || !leads_) send_.assign(n * cap, 0x5a);
+        if (duplex_ || leads_) recv_.assign(k * n * cap, 0);
         if (!leads_) {
             // A follower: streams the size the leader names until it says
             // 0 (a pair's acknowledging each stream once all of the
@@ -94,9 +106,11 @@ public:
         // Repeats: smaller, larger, smaller.  Each then starts right after
         // a stream at least as large, so a token bucket is drained alike
         // for both sizes (on the way up the smaller one still had its
-        // burst: not comparable, so its first time is dropped).
+        // burst: not comparable, so its first time is dropped).  Inside a
+        // host only the largest size counts (stream_rate): it runs twice
+        // more.
         const std::size_t last = sizes.size() - 1;
-        if (last > 0) {
+        if (last > 0 && !inside_) {
             double small = 0, big = 0, small2 = 0;
             TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small));
             TOPOAR_TRY(timed_stream(sizes[last], n, &big));
@@ -104,24 +118,42 @@ public:
             best[last - 1] = std::min(small, small2);
             best[last] = std::min(best[last], big);
         } else {
-            double again = 0;
-            TOPOAR_TRY(timed_stream(sizes[last], n, &again));
-            best[last] = std::min(best[last], again);
+            // Inside a host: the last two sizes again, in turns, at least
+            // twice and while the repeats fit kGrowShare of the round
+            // (milliseconds each; at most kInsideRepeats turns): on cores
+            // shared with other processes most streams are slowed down,
+            // and only a clean one shows the copy path (on the emulated
+            // cluster the best 8 MiB streams of two hosts' turns took 4.1
+            // and 7.8 ms, their 2 MiB ones 1.03 and 1.57 ms).
+            const std::size_t from = inside_ && last > 0 ? last - 1 : last;
+            double spent = 0;
+            for (int turn = 0; turn < (inside_ ? kInsideRepeats : 1); ++turn) {
+                if (turn >= 2 && spent > kGrowShare * target_) break;
+                for (std::size_t i = from; i <= last; ++i) {
+                    double t = 0;
+                    TOPOAR_TRY(timed_stream(sizes[i], n, &t));
+                    best[i] = std::min(best[i], t);
+                    spent += t;
+                }
+            }
         }
         // Bytes each way (a fan-in: into the leader): all k streams.
-        const double big = static_cast<double>(k * n * sizes[last]);
-        double rate = 0;
-        if (last > 0 && best[last] > best[last - 1])
-            rate = (big - static_cast<double>(k * n * sizes[last - 1])) / (best[last] - best[last - 1]);
-        if (rate <= 0) rate = big / std::max(best[last] - rtt, best[last] / 2);
+        std::vector<double> bytes;
+        for (std::size_t z : sizes) bytes.push_back(static_cast<double>(k * n * z));
+        const double rate = stream_rate(bytes, best, rtt, /*slope=*/!inside_, kMinInsideBytes);
         out->bandwidth = rate;
         if (probe_debug()) {
-            std::fprintf(stderr, "probe %s", k > 1 ? "fan-in from" : "peer");
+            std::fprintf(stderr, "probe %s", k > 1 ? "fan-in from" : inside_ ? "inside with" : "peer");
             for (int p : peers_) std::fprintf(stderr, " %d", p);
-            std::fprintf(stderr, " rtt %.1fus:", rtt * 1e6);
+            std::fprintf(stderr, " %s rtt %.1fus:", inside_ ? "median" : "best", rtt * 1e6);
             for (std::size_t i = 0; i < sizes.size(); ++i)
                 std::fprintf(stderr, " %zuK:%.2fms", k * n * sizes[i] >> 10, best[i] * 1e3);
             std::fprintf(stderr, " -> %.1f Mbit/s\n", rate * 8e-6);
+            if (!rtts_.empty()) {
+                std::fprintf(stderr, "  round trips (us):");
+                for (double x : rtts_) std::fprintf(stderr, " %.1f", x * 1e6);
+                std::fprintf(stderr, "\n");
+            }
         }
         double stop = 0;
         return to_all(&stop, sizeof stop);
@@ -132,6 +164,7 @@ private:
     // the round: with the two repeats a round then takes about its share.
     static constexpr double kGrowShare = 0.4;
     static constexpr std::size_t kMinStream = std::size_t(512) << 10;
+    static constexpr int kInsideRepeats = 16;
 
     Status timed_stream(std::size_t s, std::size_t n, double* elapsed) {
         double size = static_cast<double>(s);
@@ -167,22 +200,26 @@ private:
     Status pings(double* one_way) {
         const int peer = peers_[0];
         char b = 0;
-        double best = 0;
-        for (int k = 0; k < kPings; ++k) {
+        const int count = inside_ ? kInsidePings : kPings;
+        std::vector<double>& rtts = rtts_;
+        rtts.clear();
+        for (int k = 0; k < count; ++k) {
             if (leads_) {
                 Transport::Request r = nullptr;
                 double t0 = now();
                 TOPOAR_TRY(t_.irecv(&b, 1, peer, &r));
                 TOPOAR_TRY(send(peer, &b, 1));
                 TOPOAR_TRY(wait_done(t_, &r));
-                double rtt = now() - t0;
-                best = k == 0 ? rtt : std::min(best, rtt);
+                rtts.push_back(now() - t0);
             } else {
                 TOPOAR_TRY(recv(peer, &b, 1));
                 TOPOAR_TRY(send(peer, &b, 1));
             }
         }
-        *one_way = best / 2;
+        std::sort(rtts.begin(), rtts.end());
+        // Between hosts the best (the link's latency; the first exchange
+        // also opens the connection); inside a host the median.
+        *one_way = rtts.empty() ? 0 : (inside_ ? rtts[rtts.size() / 2] : rtts.front()) / 2;
         return Status::ok();
     }
 
@@ -216,7 +253,7 @@ private:
         // Round-robin over the peers, so every stream starts at once.
         for (std::size_t i = 0; i < n && st && sends; ++i)
             for (std::size_t p = 0; p < k && st; ++p, ++posted_s)
-                st = t_.isend(send_.data(), s, peers_[p], &sr[posted_s]);
+                st = t_.isend(send_.data() + i * s, s, peers_[p], &sr[posted_s]);
         for (std::size_t i = 0; i < posted_r && st; ++i) st = wait_done(t_, &rr[i]);
         if (st && ack && duplex_) st = send(peers_[0], &token[0], 1);
         for (std::size_t p = 0; p < posted_a && st; ++p) st = wait_done(t_, &ack_req[p]);
@@ -236,13 +273,30 @@ private:
 
     Transport& t_;
     std::vector<int> peers_;
-    bool leads_, ping_, duplex_;
+    bool leads_, ping_, duplex_, inside_;
     const ProbeOptions& opt_;
     double target_;
     std::vector<unsigned char> send_, recv_;
+    std::vector<double> rtts_;  // the pings' round trips, ascending (debug output)
 };
 
 }  // namespace
+
+double stream_rate(const std::vector<double>& bytes, const std::vector<double>& best, double rtt, bool slope,
+                   double min_bytes) {
+    if (bytes.empty() || bytes.size() != best.size() || !(best.back() > 0)) return 0;
+    const std::size_t last = bytes.size() - 1;
+    auto alone = [&](std::size_t i) { return best[i] > 0 ? bytes[i] / std::max(best[i] - rtt, best[i] / 2) : 0.0; };
+    double rate = 0;
+    if (slope) {
+        if (last > 0 && best[last] > best[last - 1])
+            rate = (bytes[last] - bytes[last - 1]) / (best[last] - best[last - 1]);
+        return rate > 0 ? rate : alone(last);
+    }
+    for (std::size_t i = 0; i <= last; ++i)
+        if (bytes[i] >= min_bytes || i == last) rate = std::max(rate, alone(i));
+    return rate;
+}
 
 bool probe_debug() {
     static const bool on = std::getenv("TOPOAR_PROBE_DEBUG") != nullptr;
@@ -282,8 +336,13 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>
     // Round 0: inside each host, its leader with its second rank.
     if (mine.size() > 1 && my_index <= 1) {
         PairResult r;
-        st = Session(transport, {mine[static_cast<std::size_t>(1 - my_index)]}, leader, true, opt, target).run(&r);
-        if (st && leader) (*row)[2] = r.bandwidth;
+        st = Session(transport, {mine[static_cast<std::size_t>(1 - my_index)]}, leader, true, opt, target,
+                     /*inside=*/true)
+                 .run(&r);
+        if (st && leader) {
+            (*row)[2] = r.bandwidth;
+            (*row)[5] = r.latency;
+        }
     }
     // Every rank, whatever happened: no host's streams inside it share the
     // cores with the pairs between hosts.
@@ -357,6 +416,7 @@ bool combine_probe_rows(const std::vector<double>& rows, int ranks, int hosts, P
         m.local_bw[static_cast<std::size_t>(h)] = row[2];
         m.fan_in[static_cast<std::size_t>(h)] = row[3];
         m.fan_in_from[static_cast<std::size_t>(h)] = row[4];
+        m.local_lat[static_cast<std::size_t>(h)] = row[5];
         for (int j = h + 1; j < hosts; ++j)
             m.set(h, j, row[kRowHead + 2 * static_cast<std::size_t>(j)], row[kRowHead + 2 * static_cast<std::size_t>(j) + 1]);
     }

@@ -18,6 +18,17 @@
 //        at least as large); the rate is the slope between them at their
 //        best times (fixed costs and a token bucket's burst cancel)
 //
+// Inside a host (round 0) the pings are 11 and the one-way time is their
+// median / 2: the software cost of a typical message there
+// (MeasuredNetwork::message_cost), not the luckiest one's.  The rate is
+// the best of the streams of at least
+// 1 MiB, each alone (stream_rate says why), at their best times over
+// repeats (the last two sizes in turns, at least twice, up to 16 times
+// while they fit the round's growth share: other processes on the cores
+// slow most streams down), and no message is sent from a buffer another
+// message of the stream also uses (a copy from cache runs faster than the
+// large all-reduces the rate is for).
+//
 // Sessions of one round run at the same time (pairs that share an uplink
 // slow each other down, which is what shows racks).  No barrier between
 // pair rounds: a pair's messages only ever match that pair's receives.
@@ -68,9 +79,31 @@ constexpr double kMinRoundSeconds = 0.002;
 // every pair's stream times and online adaptation's windows go to stderr.
 bool probe_debug();
 
+// A session's rate from its streams' best times: bytes[i] moved (each way)
+// in best[i] seconds, sizes ascending; rtt the pings' round trip.
+//   slope (between hosts): the slope between the last two sizes, which
+//     cancels what every stream pays alike (the round trip, the
+//     rendezvous, a token bucket's burst); the last size alone where that
+//     slope is not positive.
+//   otherwise (inside a host): the best of bytes / (time - rtt) over the
+//     streams of at least min_bytes (the last one if none is that large).
+//     A copy of MiB takes a millisecond and fixed costs are microseconds,
+//     so a slope cancels nothing there, while the difference of two short
+//     times turns one delayed smaller stream into any rate: the emulated
+//     cluster's set-up printed 648.1 GB/s inside one host and 5.01 GB/s
+//     inside the other (same hardware).  A best time only errs upwards
+//     (interference slows a stream down), so this rate never exceeds what
+//     the copy path did; streams below min_bytes are left out because
+//     they run from the cache (faster than the large calls that this
+//     rate is for).
+// 0 when nothing was timed.
+double stream_rate(const std::vector<double>& bytes, const std::vector<double>& best, double rtt, bool slope,
+                   double min_bytes = 0);
+
 // What one rank contributes to the gathered matrix: probe_row_size(hosts)
 // doubles.  A host leader's row holds the pairs it led, its host's inside
-// rate and the fan-in into its host; everyone else's is zeros.  row[0] is nonzero when this
+// rate and one-way time, and the fan-in into its host; everyone else's is
+// zeros.  row[0] is nonzero when this
 // rank's probes failed.
 std::size_t probe_row_size(int hosts);
 

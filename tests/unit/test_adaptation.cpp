@@ -144,6 +144,7 @@ static void test_no_prediction_and_off(void**) {
 static void test_predicted_seconds(void**) {
     EngineConfig cfg;
     const Topology topo = topoar_test::hosts_topology({2, 2});
+    const CostParams model = table_options(cfg).model;  // what the engine predicts with (no probes here)
     auto compiled = [&](std::size_t count) {
         auto p = std::make_shared<CompiledPlan>();
         p->algorithm = Algorithm::ring;
@@ -153,15 +154,15 @@ static void test_predicted_seconds(void**) {
         return PlanHandle(p);
     };
     const PlanHandle chunk = compiled(1 << 16), tail = compiled(1 << 10);
-    const double one = predicted_seconds(topo, cfg, chunk, nullptr, 1, 4);
+    const double one = predicted_seconds(topo, model, chunk, nullptr, 1, 4);
     assert_true(one > 0);
     assert_true(chunk->predicted == one);
-    const double three = predicted_seconds(topo, cfg, chunk, nullptr, 3, 4);
+    const double three = predicted_seconds(topo, model, chunk, nullptr, 3, 4);
     assert_true(three > 2.999 * one && three < 3.001 * one);
-    const double with_tail = predicted_seconds(topo, cfg, chunk, tail, 3, 4);
+    const double with_tail = predicted_seconds(topo, model, chunk, tail, 3, 4);
     assert_true(tail->predicted > 0 && tail->predicted < one);
     assert_true(with_tail > 2 * one + 0.999 * tail->predicted && with_tail < 2 * one + 1.001 * tail->predicted);
-    assert_true(predicted_seconds(topo, cfg, nullptr, nullptr, 1, 4) == 0);
+    assert_true(predicted_seconds(topo, model, nullptr, nullptr, 1, 4) == 0);
 }
 
 int main(void) {

@@ -24,6 +24,7 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "core/units.hpp"
 #include "engine.hpp"
 #include "topology/probe.hpp"
 #include "topology/discovery.hpp"
@@ -528,6 +529,95 @@ void test_nic_prior(void**) {
     assert_false(static_cast<bool>(infer_network(f.probe(), names(2), &net, {1.0})));  // one per host
 }
 
+// The software cost per message from the measured network: the median of
+// the hosts' inside one-way times (one disturbed host does not move it),
+// the lower middle of an even count, else half the fastest pair's one-way
+// time; 0 with nothing measured.  A pure function of the gathered data:
+// it survives the network's trip to another rank, and a restriction to
+// some hosts takes theirs.
+void test_message_cost(void**) {
+    FakeNet f = s2_racks({0, 1, 0, 1});
+    ProbeMatrix m = f.probe();
+    MeasuredNetwork net;
+    expect_ok(infer_network(m, names(4), &net));
+    // No host of two ranks: half the fastest pair's one-way time.
+    double fastest = 1;
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+            if (m.measured(i, j)) fastest = std::min(fastest, m.lat_at(i, j));
+    assert_true(near(net.message_cost(), fastest / 2));
+    // Hosts with two ranks: their inside one-way times, median.
+    m.local_lat = {3e-6, 250e-6, 4e-6, 0};  // host 1 disturbed, host 3 one rank
+    expect_ok(infer_network(m, names(4), &net));
+    assert_true(net.message_cost() == 4e-6);
+    assert_true(net.local_lat == m.local_lat);
+    m.local_lat = {5e-6, 0, 3e-6, 0};  // even count: the lower middle
+    expect_ok(infer_network(m, names(4), &net));
+    assert_true(net.message_cost() == 3e-6);
+    // Another rank gets the same network, and so the same cost.
+    MeasuredNetwork back;
+    assert_true(MeasuredNetwork::from_bytes(net.to_bytes(), &back));
+    assert_true(back.message_cost() == net.message_cost() && back.digest() == net.digest());
+    // The digest sees the inside times.
+    back.local_lat[0] = 6e-6;
+    assert_true(back.digest() != net.digest());
+    // A subset of the hosts: theirs.
+    MeasuredNetwork sub;
+    assert_true(net.restrict_to({"h0", "h1"}, &sub));
+    assert_true(sub.message_cost() == 5e-6);
+    assert_true(net.restrict_to({"h1", "h3"}, &sub));  // neither measured inside: half their fastest pair
+    assert_true(sub.message_cost() > 0 && sub.message_cost() == std::min(sub.host_up[0].latency, sub.host_up[1].latency));
+    // Nothing measured at all.
+    assert_true(MeasuredNetwork{}.message_cost() == 0);
+    // The model gets the measured one-way times back: the cost per message
+    // plus the two host links' latencies (model_link takes half of the cost
+    // out of each) is what the pair measured.
+    const Link a = model_link(net.host_up[0], net.message_cost(), 0.5);
+    const Link b = model_link(net.host_up[2], net.message_cost(), 0.5);
+    assert_true(near(net.message_cost() + a.latency + b.latency, net.host_up[0].latency + net.host_up[2].latency));
+}
+
+// A session's rate from its streams' best times (stream_rate).  Between
+// hosts the slope of the last two sizes cancels fixed costs and a token
+// bucket's burst; inside a host the largest stream alone counts, so one
+// delayed smaller stream cannot turn shared memory into hundreds of GB/s.
+void test_stream_rate(void**) {
+    const double MiB = 1 << 20;
+    // A 25 MB/s link with a 128 KiB burst and 1 ms of fixed costs: the
+    // slope is the link's rate, the largest stream alone is off by both.
+    const double r = 25e6, burst = 128 * 1024, fixed = 1e-3;
+    auto t = [&](double bytes) { return fixed + (bytes - burst) / r; };
+    const std::vector<double> net_bytes = {2 * MiB, 8 * MiB};
+    assert_true(near(stream_rate(net_bytes, {t(2 * MiB), t(8 * MiB)}, 0.2e-3, true), r));
+    // Inside a host: 2 and 8 MiB copies at 10 GB/s (0.21 and 0.84 ms), the
+    // smaller one's best time delayed by 0.63 ms (another process ran):
+    // the slope makes TB/s of that; the largest stream alone says what
+    // the copy did.
+    const double c = 10e9, rtt = 4e-6;
+    const std::vector<double> in_bytes = {2 * MiB, 8 * MiB};
+    const std::vector<double> delayed = {2 * MiB / c + 0.628e-3, 8 * MiB / c};
+    assert_true(stream_rate(in_bytes, delayed, rtt, true) > 100e9);  // what the slope made of it
+    const double inside = stream_rate(in_bytes, delayed, rtt, false);
+    assert_true(inside > 0.99 * c && inside < 1.01 * c);
+    // Never above what the streams' best times allow.
+    assert_true(inside <= 8 * MiB / (delayed[1] - rtt) * (1 + 1e-12));
+    // The best of the streams of at least min_bytes: a 512 KiB stream from
+    // the cache (40 GB/s) is left out, a delayed 8 MiB one (5 GB/s) loses
+    // to the clean 2 MiB one (10 GB/s).
+    const std::vector<double> three = {MiB / 2, 2 * MiB, 8 * MiB};
+    const std::vector<double> times = {MiB / 2 / 40e9 + rtt, 2 * MiB / 10e9 + rtt, 8 * MiB / 5e9 + rtt};
+    assert_true(near(stream_rate(three, times, rtt, false, MiB), 10e9));
+    assert_true(near(stream_rate(three, times, rtt, false, 0), 40e9));
+    assert_true(near(stream_rate(three, times, rtt, false, 16 * MiB), 5e9));  // none that large: the last
+    // A slope that is not positive (the larger stream not slower): the
+    // largest stream alone, also between hosts.
+    assert_true(near(stream_rate(in_bytes, {1e-3, 1e-3}, 0, true), 8 * MiB / 1e-3));
+    // One size only, or nothing timed.
+    assert_true(near(stream_rate({MiB}, {1e-3}, 0, true), MiB / 1e-3));
+    assert_true(stream_rate({}, {}, 0, true) == 0);
+    assert_true(stream_rate({MiB}, {0}, 0, false) == 0);
+}
+
 void test_model_link(void**) {
     Link l = model_link(Link{1e9, 60e-6}, 40e-6, 0.5);
     assert_true(near(l.latency, 40e-6) && l.bandwidth == 1e9);
@@ -671,6 +761,8 @@ void test_run_probe(void**) {
             if (i != j) assert_true(m.bw_at(i, j) > 0 && m.lat_at(i, j) > 0);
     assert_true(m.local_bw[0] > 0 && m.local_bw[2] > 0);
     assert_true(m.local_bw[1] == 0);
+    assert_true(m.local_lat[0] > 0 && m.local_lat[2] > 0);  // the inside pings
+    assert_true(m.local_lat[1] == 0);
     // Ranks 3 and 4 lead nothing: zero rows.
     for (int r = 3; r < 5; ++r)
         for (double v : rows[static_cast<std::size_t>(r)]) assert_true(v == 0);
@@ -725,6 +817,9 @@ void test_engine_setup_probes(void**) {
     clear_probe_cache();
     const int n = 5;
     const char* host_of[] = {"a", "b", "a", "b", "b"};
+    // Per rank: the model's software cost per message and what the network
+    // it used measured (0: none).
+    std::vector<double> overheads(n), costs(n);
     auto setup_all = [&](EngineConfig cfg, bool advertise, topoar_test::FakeNetwork& network,
                          std::vector<std::string>* texts, std::vector<NetworkSource>* sources) {
         Gather gather(n);
@@ -745,6 +840,11 @@ void test_engine_setup_probes(void**) {
                 st[static_cast<std::size_t>(r)] = e.setup(ranks, &io);
                 (*texts)[static_cast<std::size_t>(r)] = e.topology().to_text();
                 (*sources)[static_cast<std::size_t>(r)] = e.network_source();
+                overheads[static_cast<std::size_t>(r)] = e.model_overhead();
+                costs[static_cast<std::size_t>(r)] =
+                    e.network_source() == NetworkSource::measured || e.network_source() == NetworkSource::cached
+                        ? e.measured_network().message_cost()
+                        : 0;
             });
         for (auto& th : threads) th.join();
         for (const Status& s : st) expect_ok(s);
@@ -764,6 +864,13 @@ void test_engine_setup_probes(void**) {
     }
     const std::string measured = texts[0];
     assert_true(probe_cache_digest() != 0);
+    // The software cost per message: measured (both hosts have two ranks),
+    // the same on every rank, and the model's.
+    assert_true(costs[0] > 0);
+    for (int r = 0; r < n; ++r) {
+        assert_true(costs[static_cast<std::size_t>(r)] == costs[0]);
+        assert_true(overheads[static_cast<std::size_t>(r)] == costs[0]);
+    }
 
     topoar_test::FakeNetwork second(n);
     setup_all(cfg, true, second, &texts, &sources);
@@ -784,6 +891,24 @@ void test_engine_setup_probes(void**) {
         assert_true(sources[static_cast<std::size_t>(r)] == NetworkSource::cached);
         assert_string_equal(texts[static_cast<std::size_t>(r)].c_str(), measured.c_str());
     }
+    for (int r = 0; r < n; ++r) assert_true(overheads[static_cast<std::size_t>(r)] == costs[0]);  // cached: same cost
+
+    // coll_topoar_model_overhead set by the user wins over the measured cost
+    // (the network is measured all the same), also at its default's value.
+    for (const char* given : {"40us", "2us"}) {
+        EngineConfig c = cfg;
+        expect_ok(set_param(&c, "model_overhead", given));
+        double want = 0;
+        expect_ok(parse_latency(given, &want));
+        topoar_test::FakeNetwork net(n);
+        setup_all(c, true, net, &texts, &sources);
+        for (int r = 0; r < n; ++r) {
+            assert_true(sources[static_cast<std::size_t>(r)] == NetworkSource::cached);
+            assert_true(overheads[static_cast<std::size_t>(r)] == want);
+            assert_true(costs[static_cast<std::size_t>(r)] == costs[0]);
+        }
+    }
+
     // Nobody has one: measured again.
     clear_probe_cache();
     topoar_test::FakeNetwork third_b(n);
@@ -800,6 +925,7 @@ void test_engine_setup_probes(void**) {
         setup_all(c, false, quiet, &texts, &sources);
         assert_int_equal(quiet.messages(), 0);
         assert_true(sources[0] == NetworkSource::assumed);
+        assert_true(overheads[0] == EngineConfig{}.model_overhead);  // nothing measured: auto's assumed 40 us
     }
     clear_probe_cache();
 }
@@ -1240,6 +1366,8 @@ int main() {
         cmocka_unit_test(test_restrict_and_digest),
         cmocka_unit_test(test_bytes_round_trip),
         cmocka_unit_test(test_nic_prior),
+        cmocka_unit_test(test_message_cost),
+        cmocka_unit_test(test_stream_rate),
         cmocka_unit_test(test_model_link),
         cmocka_unit_test(test_discover_measured),
         cmocka_unit_test(test_run_probe),

@@ -40,7 +40,7 @@ CommShape shape_of(const Topology& t) {
 
 // A selection set up for topo with cfg (contest_io: the ranks can agree).
 void set_up(Selection* s, const Topology& topo, bool contest_io = true) {
-    expect_ok(s->setup(topo, size_of(topo), shape_of(topo), contest_io));
+    expect_ok(s->setup(topo, size_of(topo), shape_of(topo), contest_io, EngineConfig{}.model_overhead));
 }
 
 // The contest's configuration here: 3 timed calls per contender (one
@@ -87,7 +87,7 @@ static void test_rules_then_model(void**) {
     cfg.rules_file = path;
     Selection s(cfg);
     const Topology topo = hosts_topology({2, 2});
-    Status st = s.setup(topo, 4, shape_of(topo), true);
+    Status st = s.setup(topo, 4, shape_of(topo), true, cfg.model_overhead);
     unlink(path);
     expect_ok(st);
     Decision d = s.decide(100, MemType::host);
@@ -115,7 +115,7 @@ static void test_rules_then_model(void**) {
     close(fd);
     cfg.rules_file = bad;
     Selection b(cfg);
-    st = b.setup(topo, 4, shape_of(topo), true);
+    st = b.setup(topo, 4, shape_of(topo), true, cfg.model_overhead);
     unlink(bad);
     assert_false(st.is_ok());
     assert_non_null(std::strstr(st.message().c_str(), ":2"));
@@ -299,7 +299,7 @@ static void test_rebuild(void**) {
     }
     assert_true(t.decided);
     const std::string table = s.model_table().to_text("cost model");
-    expect_ok(s.rebuild(two));
+    expect_ok(s.rebuild(two, EngineConfig{}.model_overhead));
     assert_string_equal(s.model_table().to_text("cost model").c_str(), table.c_str());
     t = s.contest_turn(64, MemType::host, s.decide(64, MemType::host), PairCaps{});
     assert_false(t.decided);
