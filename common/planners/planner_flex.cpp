@@ -252,6 +252,30 @@ bool star_branch(const std::vector<double>& bw) {
     return star < chain * (1 - 1e-6);
 }
 
+std::vector<double> relay_shares(const std::vector<double>& bw, double upper) {
+    const std::size_t d = bw.size();
+    std::vector<double> s(d, d ? 1.0 / static_cast<double>(d) : 0.0);
+    const double dd = static_cast<double>(d);
+    const double extra = dd - 2 + std::max(0.0, upper);  // transfers per unit of share beyond one each way
+    if (d < 2 || !(extra > 1e-12)) return s;
+    double lo = bw[0], sum = 0;
+    for (double b : bw) {
+        if (!(b > 0)) return s;  // an unknown link: even
+        lo = std::min(lo, b);
+        sum += b;
+    }
+    // The least T with sum_i max(0, b_i T - 1) >= extra, and never below
+    // the slowest child's one transfer each way.
+    const double t = std::max(1.0 / lo, (dd + extra) / sum);
+    double total = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+        s[i] = std::max(0.0, (bw[i] * t - 1.0) / extra);
+        total += s[i];
+    }
+    for (double& x : s) x /= total;  // total >= 1: every child stays within its time
+    return s;
+}
+
 namespace {
 
 // The shares of the children of vertex v: the star's where v reduces by
@@ -260,31 +284,78 @@ std::vector<double> branch_shares(const std::vector<double>& bw) {
     return star_branch(bw) ? star_shares(bw) : weighted_shares(bw);
 }
 
+// Per vertex, the shares of its children (empty for leaves), top-down.
+// FlexReduce: branch_shares.  Relay (plan_flexrelay): relay_shares with
+// the load that the levels above put on the vertex's own up-link per unit
+// of its vector (`upper`, 0 at the root; a child c of v then carries
+// L_c + s_c upper_v, L_c = 1 + (d - 2) s_c its direct transfers at v, and
+// that is its own `upper`); a vertex with no share at its parent, and
+// everything below it, funnels: its first child takes all of it.
+std::vector<std::vector<double>> share_table(const Topology& topo, bool relay) {
+    std::vector<std::vector<double>> table(topo.nodes().size());
+    std::vector<double> upper(topo.nodes().size(), 0.0);
+    std::vector<char> funnel(topo.nodes().size(), 0);
+    // Parents come before their children in a breadth-first walk from the root.
+    std::vector<int> order{topo.root()};
+    for (std::size_t i = 0; i < order.size(); ++i)
+        for (int c : topo.node(order[i]).children) order.push_back(c);
+    for (int v : order) {
+        const TopoNode& n = topo.node(v);
+        if (n.is_leaf()) continue;
+        const std::size_t vi = static_cast<std::size_t>(v);
+        const std::vector<double> bw = child_bandwidths(topo, v);
+        if (!relay) {
+            table[vi] = branch_shares(bw);
+            continue;
+        }
+        std::vector<double>& w = table[vi];
+        if (funnel[vi]) {
+            w.assign(bw.size(), 0.0);
+            w[0] = 1.0;
+        } else {
+            w = relay_shares(bw, upper[vi]);
+        }
+        const double d = static_cast<double>(bw.size());
+        for (std::size_t i = 0; i < n.children.size(); ++i) {
+            const std::size_t c = static_cast<std::size_t>(n.children[i]);
+            upper[c] = 1.0 + (d - 2.0) * w[i] + w[i] * upper[vi];
+            funnel[c] = funnel[vi] || w[i] <= 0.0;
+        }
+    }
+    return table;
+}
+
 // The unit count U (see the header comment).  Weighted shares are not
-// fractions of small products: they use the largest U.
-u64 choose_units_for(const Topology& topo) {
+// fractions of small products: they use the largest U (FlexReduce: wherever
+// links differ, as before relay existed; relay: wherever its shares do).
+u64 choose_units_for(const Topology& topo, const std::vector<std::vector<double>>& shares, bool relay) {
     for (const TopoNode& n : topo.nodes())
-        if (!n.is_leaf() && weighted(child_bandwidths(topo, n.id))) return kMaxUnits;
+        if (!relay && !n.is_leaf() && weighted(child_bandwidths(topo, n.id))) return kMaxUnits;
+    if (relay)
+        for (const auto& w : shares)
+            for (double x : w)
+                if (x != w[0]) return kMaxUnits;
     return choose_units(topo);
 }
 
 // The portions: `share` split among the children of `v` by their shares
-// (weighted_shares: evenly unless their uplinks differ), and so on down to
+// (share_table: evenly unless their uplinks differ), and so on down to
 // the leaves.  Integer units; the remainders go to the first children, so
 // the portions still partition `share`.
-void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& portion) {
+void split_portions(const Topology& topo, const std::vector<std::vector<double>>& shares, int v, u64 share,
+                    std::vector<u64>& portion) {
     const TopoNode& n = topo.node(v);
     if (n.is_leaf()) {
         portion[static_cast<std::size_t>(n.rank)] = share;
         return;
     }
     const u64 deg = n.children.size();
-    const std::vector<double> w = branch_shares(child_bandwidths(topo, v));
+    const std::vector<double>& w = shares[static_cast<std::size_t>(v)];
     bool even = true;
     for (double x : w) even = even && x == w[0];
     if (even) {
         for (std::size_t i = 0; i < n.children.size(); ++i)
-            split_portions(topo, n.children[i], share / deg + (i < share % deg ? 1 : 0), portion);
+            split_portions(topo, shares, n.children[i], share / deg + (i < share % deg ? 1 : 0), portion);
         return;
     }
     // Shares as multiples of 2^-20 adding up to exactly one (the search's
@@ -306,15 +377,16 @@ void split_portions(const Topology& topo, int v, u64 share, std::vector<u64>& po
         given += part[i];
     }
     for (std::size_t i = 0; given < share; i = (i + 1) % part.size(), ++given) ++part[i];
-    for (std::size_t i = 0; i < n.children.size(); ++i) split_portions(topo, n.children[i], part[i], portion);
+    for (std::size_t i = 0; i < n.children.size(); ++i) split_portions(topo, shares, n.children[i], part[i], portion);
 }
 
 }  // namespace
 
-Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
+Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out, bool relay) {
     if (topo.empty()) return Status::invalid("flexreduce: empty topology");
     const int p = topo.num_ranks();
-    const u64 units = choose_units_for(topo);
+    const std::vector<std::vector<double>> shares = share_table(topo, relay);
+    const u64 units = choose_units_for(topo, shares, relay);
     auto to_elem = [&](u64 b) { return static_cast<std::size_t>(static_cast<u128>(b) * count / units); };
     auto to_range = [&](const URange& u) {
         std::size_t a = to_elem(u.begin);
@@ -355,7 +427,7 @@ Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out) {
         for (int x : level.branches) {
             const TopoNode& xn = topo.node(x);
             const std::size_t deg = xn.children.size();
-            split_portions(topo, x, units, portion);
+            split_portions(topo, shares, x, units, portion);
             std::vector<int> leaves = topo.ranks_under(x);
 
             // Holders per child: the pieces under one child partition [0, U).
@@ -507,15 +579,20 @@ std::vector<int> reduce_chain(const Topology& topo, const FlexSubrange& s) {
 
 }  // namespace
 
-Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out) {
-    if (topo.empty()) return Status::invalid("flexreduce: empty topology");
+namespace {
+
+// FlexReduce (relay false) or its relay variant (plan_flexrelay).
+Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, bool relay,
+                 Plan* out) {
+    const char* name = relay ? "flexrelay" : "flexreduce";
+    if (topo.empty()) return Status::invalid(std::string(name) + ": empty topology");
     const int p = topo.num_ranks();
     if (only_rank < -1 || only_rank >= p)
-        return Status::invalid("flexreduce: only_rank " + std::to_string(only_rank) + " out of range");
+        return Status::invalid(std::string(name) + ": only_rank " + std::to_string(only_rank) + " out of range");
     FlexLayout lay;
-    TOPOAR_TRY(flex_layout(topo, count, &lay));
+    TOPOAR_TRY(flex_layout(topo, count, &lay, relay));
 
-    PlanBuilder b(Algorithm::flexreduce, p, count, only_rank);
+    PlanBuilder b(relay ? Algorithm::flexrelay : Algorithm::flexreduce, p, count, only_rank);
     FlexScheduler sched(b, p);
     const std::size_t seg = opts.pipeline_elems ? opts.pipeline_elems : SIZE_MAX;
     auto for_segments = [&](const Range& r, const std::function<void(std::size_t, std::size_t)>& f) {
@@ -523,9 +600,17 @@ Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, c
     };
 
     // Branches that reduce by direct transfers (star_branch), asked once.
+    const std::vector<std::vector<double>> relay_table =
+        relay ? share_table(topo, true) : std::vector<std::vector<double>>(topo.nodes().size());
     std::vector<char> star(topo.nodes().size(), 0);
     for (const FlexLevel& level : lay.levels)
-        for (int x : level.branches) star[static_cast<std::size_t>(x)] = star_branch(child_bandwidths(topo, x));
+        for (int x : level.branches) {
+            // Relay: direct transfers wherever its shares are uneven (a
+            // funnel, or links that differ); even shares keep the chains.
+            bool uneven = false;
+            for (double w : relay_table[static_cast<std::size_t>(x)]) uneven = uneven || w != relay_table[static_cast<std::size_t>(x)][0];
+            star[static_cast<std::size_t>(x)] = uneven || star_branch(child_bandwidths(topo, x));
+        }
     auto is_star = [&](const FlexSubrange& s) { return star[static_cast<std::size_t>(s.branch)] != 0; };
 
     // Uneven reduce-scatter: levels bottom-up, every subrange a pipelined
@@ -573,6 +658,16 @@ Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, c
         }
     *out = b.finish();
     return Status::ok();
+}
+
+}  // namespace
+
+Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out) {
+    return plan_flex(topo, count, only_rank, opts, false, out);
+}
+
+Status plan_flexrelay(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts, Plan* out) {
+    return plan_flex(topo, count, only_rank, opts, true, out);
 }
 
 std::string describe_flex_layout(const Topology& topo, const FlexLayout& lay) {

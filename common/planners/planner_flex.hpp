@@ -98,14 +98,42 @@ std::vector<double> weighted_shares(const std::vector<double>& bw);
 std::vector<double> star_shares(const std::vector<double>& bw);
 bool star_branch(const std::vector<double>& bw);
 
-// The FlexReduce layout for `count` elements on `topo` (any tree shape).
-Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out);
+// Relay shares (plan_flexrelay, beyond the paper): direct transfers at
+// every branch whose shares are uneven, with shares that also count the traffic the levels above
+// put on each child's up-link.  A child c holding share s_c of branch v's
+// vector carries, each way, M (1 + (d-2) s_c) for v's own direct transfers
+// and s_c U_v for the levels above (U_v: what v's up-link carries per unit
+// of its vector, 0 at the root), so s_c = (b_c T / M - 1) / (d - 2 + U_v)
+// at the least T where they sum to 1 and no child needs less than one
+// transfer each way (T >= M / min b).  A child that gets no share sends its
+// vector once and receives the result once.  Two racks of a fast and a
+// slow host each: the racks' own level moves M each way whatever the
+// shares, but the level above runs over whoever holds the data, so the
+// slow host gets nothing.  docs/cost-model.md, "Relay".
+std::vector<double> relay_shares(const std::vector<double>& bw, double upper);
+
+// The FlexReduce layout for `count` elements on `topo` (any tree shape);
+// relay: the shares of plan_flexrelay.
+Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out, bool relay = false);
 
 // The executable plan derived from flex_layout() (see planner_flex.cpp).
 // opts.pipeline_elems cuts subranges into segments that move through the
 // chains one round apart (0: whole subranges at once).
 Status plan_flexreduce(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
                        Plan* out);
+
+// FlexReduce's relay variant (beyond the paper): the layout with
+// relay_shares, direct transfers at every branch where they are uneven
+// (FlexReduce's chains where they are even), and below a child that
+// gets no share of its parent (a host whose link is the bottleneck) one
+// rank takes everything: its ranks reduce to their first rank, which sends
+// the host's vector once and receives the result once, so both directions
+// of the slow link move in the same rounds of one rank (spread over its
+// ranks, the executor's per-rank windows let the sends run ahead while the
+// results queue later: the model predicts 0.95 s against 0.75 s on hosts
+// of 1, 3, 1, 2 ranks at 400, 100, 400, 250 Mbit/s, 8 MiB).
+Status plan_flexrelay(const Topology& topo, std::size_t count, int only_rank, const PlanOptions& opts,
+                      Plan* out);
 
 // Human-readable listing, per level: every subrange with participants and
 // owner, and the reduce calls per rank.  `topo` names the branch vertices.

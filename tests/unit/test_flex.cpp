@@ -17,6 +17,7 @@
 
 #include "exec/executor.hpp"
 #include "exec_harness.hpp"
+#include "model/cost_model.hpp"
 #include "fake_transport.hpp"
 #include "plan_check.hpp"
 #include "planners/planner_flex.hpp"
@@ -131,12 +132,15 @@ void expect_valid(const Plan& plan, const char* what) {
                          plan.count, i, check.final_reducers[i]);
 }
 
+// The planner under test: FlexReduce, or its relay variant (plan_flexrelay).
+bool g_relay = false;
+
 Plan flex(const Topology& t, std::size_t n, std::size_t seg, int only_rank = -1) {
     PlanOptions o;
     o.pipeline_elems = seg;
     Plan plan;
-    Status s = plan_flexreduce(t, n, only_rank, o, &plan);
-    if (!s) fail_msg("plan_flexreduce: %s", s.message().c_str());
+    Status s = (g_relay ? plan_flexrelay : plan_flexreduce)(t, n, only_rank, o, &plan);
+    if (!s) fail_msg("%s: %s", g_relay ? "plan_flexrelay" : "plan_flexreduce", s.message().c_str());
     return plan;
 }
 
@@ -563,6 +567,111 @@ static void test_star_shares_and_traffic(void**) {
     assert_true(std::max(l.up[hosts[1]], l.up[hosts[3]]) == n);
 }
 
+// Relay (plan_flexrelay): the family shapes of docs/large-messages.md that
+// FlexReduce's schedule kept from the bound.  One switch, hosts of 1, 3, 1,
+// 2 ranks at 400, 100, 400, 250 Mbit/s; and two racks (uplinks 250 Mbit/s)
+// of hosts at 1000 / 400 and 250 / 100 Mbit/s.
+const char kRelayOne[] =
+    "node a count=1 bw=400Mbit\n"
+    "node b count=3 bw=100Mbit\n"
+    "node c count=1 bw=400Mbit\n"
+    "node d count=2 bw=250Mbit\n";
+const char kRelayRacks[] =
+    "rack r0 bw=250Mbit\n  node a count=1 bw=1000Mbit\n  node b count=3 bw=400Mbit\n"
+    "rack r1 bw=250Mbit\n  node c count=1 bw=250Mbit\n  node d count=2 bw=100Mbit\n";
+
+static void test_relay_shares_and_traffic(void**) {
+    auto near = [](const std::vector<double>& got, const std::vector<double>& want) { expect_shares(got, want, 1e-9); };
+    // No load from above: the star's shares (bound 1/100; caps 0.75, 0, 1.5, 0).
+    near(relay_shares({250, 100, 400, 100}, 0), star_shares({250, 100, 400, 100}));
+    near(relay_shares({400, 100, 400, 250}, 0), {0.4, 0, 0.4, 0.2});
+    // Equal links: even, with or without load from above.
+    near(relay_shares({5, 5, 5}, 0), {1.0 / 3, 1.0 / 3, 1.0 / 3});
+    near(relay_shares({5, 5}, 1), {0.5, 0.5});
+    // Two children at the root: any shares move M each way (even).
+    near(relay_shares({250, 100}, 0), {0.5, 0.5});
+    // Two children under a level that moves M more per unit held (two
+    // racks): the slow one gets nothing (T = 1/100: the fast one's cap is
+    // (250/100 - 1) / 1 = 1.5).
+    near(relay_shares({250, 100}, 1), {1, 0});
+    near(relay_shares({400, 0, 100}, 0), {1.0 / 3, 1.0 / 3, 1.0 / 3});  // an unknown link: even
+    // Any links and load from above: shares sum to one, the slowest child
+    // at the bound max(1/min b, (2d - 2 + U) / sum b), none slower.
+    std::mt19937 rng(11);
+    for (int it = 0; it < 300; ++it) {
+        const std::size_t d = 2 + rng() % 6;
+        const double up = (rng() % 4) * 0.5;
+        std::vector<double> bw(d);
+        for (double& b : bw) b = 1 + static_cast<double>(rng() % 1000);
+        if (d == 2 && up == 0) continue;  // even, checked above
+        const std::vector<double> w = relay_shares(bw, up);
+        double sum = 0, lo = bw[0], total = 0, worst = 0;
+        for (std::size_t i = 0; i < d; ++i) {
+            assert_true(w[i] >= 0);
+            sum += w[i];
+            lo = std::min(lo, bw[i]);
+            total += bw[i];
+            worst = std::max(worst, (1 + (static_cast<double>(d) - 2 + up) * w[i]) / bw[i]);
+        }
+        assert_true(sum > 1 - 1e-9 && sum < 1 + 1e-9);
+        assert_true(worst <= std::max(1 / lo, (2 * static_cast<double>(d) - 2 + up) / total) * (1 + 1e-9));
+    }
+
+    // Bytes per host link: every host at most its share of the bound, the
+    // bottleneck host (b in both) exactly M each way, through one rank.
+    g_relay = true;
+    check_layouts_and_plans(kRelayOne, {1, 5, 1000, 4801});
+    check_layouts_and_plans(kRelayRacks, {1, 5, 1000, 4801});
+    const std::size_t n = 3000;
+    for (const char* text : {kRelayOne, kRelayRacks}) {
+        Topology t = parse(text);
+        const bool racks = text == kRelayRacks;
+        Plan plan = flex(t, n, 100);
+        LinkLoad l = link_load(t, plan);
+        const std::vector<int> hosts = t.nodes_at(Level::node);
+        const int slow = racks ? hosts[3] : hosts[1];
+        assert_int_equal(l.up[slow], n);
+        assert_int_equal(l.down[slow], n);
+        // Its traffic leaves and enters through one rank (the leader).
+        std::set<int> talkers;
+        const std::vector<int> mine = t.ranks_under(slow);
+        for (int r : mine)
+            for (const auto& round : plan.of(r).rounds)
+                for (const auto& op : round.ops)
+                    if (std::find(mine.begin(), mine.end(), op.peer) == mine.end()) talkers.insert(r);
+        assert_int_equal(talkers.size(), 1);
+        // No host link longer busy than the slow one's n at its rate.
+        for (int h : hosts) {
+            const double rate = t.node(h).up.bandwidth, slow_rate = t.node(slow).up.bandwidth;
+            if (static_cast<double>(std::max(l.up[h], l.down[h])) / rate > n / slow_rate * (1 + 1e-3))
+                fail_msg("%s host %d carries %zu / %zu", text, h, l.up[h], l.down[h]);
+        }
+    }
+
+    // The model (8 MiB of floats, TCP's framing, 40 us per message): relay
+    // within 7 % of the bound on both, where FlexReduce's schedule is 1.3x
+    // and 1.7x.
+    for (const char* text : {kRelayOne, kRelayRacks}) {
+        Topology t = parse(text);
+        const std::size_t count = std::size_t(2) << 20;
+        CostParams cp;
+        cp.wire_efficiency = 0.94;
+        cp.overhead = 40e-6;
+        PlanOptions o;
+        o.pipeline_elems = 8192;
+        Plan relay, paper;
+        assert_true(plan_flexrelay(t, count, -1, o, &relay).is_ok());
+        assert_true(plan_flexreduce(t, count, -1, o, &paper).is_ok());
+        Prediction pr, pp;
+        assert_true(predict(t, relay, 4, cp, &pr).is_ok());
+        assert_true(predict(t, paper, 4, cp, &pp).is_ok());
+        const double bound = 4.0 * count / (100e6 / 8 * 0.94);
+        if (pr.time > 1.07 * bound || pr.time * 1.2 > pp.time)
+            fail_msg("%s: relay %.3f s, flexreduce %.3f s, bound %.3f s", text, pr.time, pp.time, bound);
+    }
+    g_relay = false;
+}
+
 // Pipelining: no message is larger than a segment, and the levels overlap:
 // far fewer rounds than segments per level times levels.
 static void test_pipelining_shape(void**) {
@@ -597,7 +706,7 @@ void run_all(const Topology& topo, std::size_t pipeline, std::vector<std::vector
     auto plan_rank = [&](int r, Plan* plan) {
         PlanOptions o;
         o.pipeline_elems = pipeline;
-        return plan_flexreduce(topo, bufs[0].size(), r, o, plan);
+        return (g_relay ? plan_flexrelay : plan_flexreduce)(topo, bufs[0].size(), r, o, plan);
     };
     auto failed = topoar_test::run_ranks<T>(plan_rank, bufs, reducer, segment_elems);
     if (!failed.empty()) fail_msg("%s", failed[0].c_str());
@@ -618,6 +727,8 @@ const char* const kExecTrees[] = {
     "node a\n  socket 0 count=2\n  socket 1 count=1\nnode b count=2\n",
     "spine s0\n  rack r0\n    node a count=1\n    node b\n      socket 0 count=1\n      socket 1 count=2\n"
     "  rack r1\n    node c count=1\n    node d count=1\nspine s1\n  node e count=2\n",  // depth 5
+    kRelayOne,
+    kRelayRacks,
 };
 
 void check_exact_sums(std::size_t pipeline, std::size_t exec_seg) {
@@ -660,10 +771,20 @@ static void test_execution_exact_pipelined(void**) {
     check_exact_sums(0, 64);       // whole ranges planned, executor cuts them
 }
 
+// The relay variant runs the same checks: exact sums, bit-identical results.
+static void test_relay_execution(void**) {
+    g_relay = true;
+    check_exact_sums(0, 0);
+    check_exact_sums(1000, 1000);
+    g_relay = false;
+}
+
 static void test_execution_bit_identical(void**) {
     std::mt19937_64 rng(42);
     std::uniform_real_distribution<double> dist(-1e6, 1e6);
+    for (int relay = 0; relay < 2; ++relay)
     for (const char* text : kExecTrees) {
+        g_relay = relay != 0;
         Topology topo = parse(text);
         const int p = topo.num_ranks();
         if (p < 2) continue;
@@ -687,6 +808,7 @@ static void test_execution_bit_identical(void**) {
                 assert_memory_equal(obufs[0].data(), obufs[static_cast<std::size_t>(r)].data(), n * 8);
         }
     }
+    g_relay = false;
 }
 
 static void test_describe_layout(void**) {
@@ -717,6 +839,7 @@ int main(void) {
         cmocka_unit_test(test_weighted_shares),
         cmocka_unit_test(test_weighted_layout_and_traffic),
         cmocka_unit_test(test_star_shares_and_traffic),
+        cmocka_unit_test(test_relay_shares_and_traffic),
         cmocka_unit_test(test_fig2_layout),
         cmocka_unit_test(test_layout_invariants),
         cmocka_unit_test(test_symmetric_is_even),
@@ -728,6 +851,7 @@ int main(void) {
         cmocka_unit_test(test_pipelining_shape),
         cmocka_unit_test(test_execution_exact_unpipelined),
         cmocka_unit_test(test_execution_exact_pipelined),
+        cmocka_unit_test(test_relay_execution),
         cmocka_unit_test(test_execution_bit_identical),
         cmocka_unit_test(test_describe_layout),
     };
