@@ -92,11 +92,11 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
         return mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
     }
     if (TOPOAR_STATE_NEW == m->state) {
+        int outcome = 0;
         if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu && mca_coll_topoar_all_on_this_host(comm)) {
             /* The first call within one host (coll_topoar_module.c): a
              * member that hands down runs it while the agreement travels. */
             mca_coll_topoar_one_host_t c;
-            int outcome;
             (void) mca_coll_topoar_one_host_start(m, comm, &c);
             if (NULL != c.why) {
                 rc = mca_coll_topoar_fallback(m, c.why, sbuf, rbuf, count, dtype, op, comm);
@@ -104,12 +104,10 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
                 return rc;
             }
             outcome = mca_coll_topoar_one_host_finish(m, comm, &c);
-            if (outcome < 0) {
-                return mca_coll_topoar_fallback(m, "the ranks' settings differ (set up at the next call)", sbuf,
-                                                rbuf, count, dtype, op, comm);
-            }
         }
-        mca_coll_topoar_setup(m, comm);
+        if (0 == outcome) { /* not decided above: set-up (which agrees first within one host) */
+            mca_coll_topoar_setup(m, comm);
+        }
         if (NULL != m->hand_down_all) { /* set up without an engine (one host, auto) */
             return mca_coll_topoar_fallback(m, m->hand_down_all, sbuf, rbuf, count, dtype, op, comm);
         }

@@ -316,11 +316,8 @@ static unsigned long long one_host_digest(const char **why)
         memset(&mine, 0, sizeof(mine));
         mca_coll_topoar_config(&conf);
         topoar_settings_fingerprint(&conf.cfg, &mine);
-        *why = NULL;
+        *why = NULL; /* set only when it hands down */
         hands_down = topoar_config_hands_down_single_host(&conf.cfg, why);
-        if (!hands_down) {
-            *why = NULL;
-        }
         const unsigned char *b = (const unsigned char *) mine.settings;
         for (size_t i = 0; i < sizeof(mine.settings); i++) {
             h = (h ^ b[i]) * 1099511628211ull;

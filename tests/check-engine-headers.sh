@@ -10,7 +10,7 @@
 #    the layers compared.  A folder missing from the ranking fails the check
 #    (a new folder must take its place here).
 #
-#    0 core reduce   the status type, units, the algorithm table, the
+#    0 core reduce   the status type, units, hashing, the algorithm table, the
 #                    transport interface; topoar's typed reduction
 #    1 topology      topology, discovery, the link probes
 #    2 plan          plans and schedules (data)

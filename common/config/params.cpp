@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/algorithm.hpp"
+#include "core/hash.hpp"
 #include "core/units.hpp"
 #include "decide/decision.hpp"
 #include "config/engine_config.hpp"
@@ -315,15 +316,6 @@ std::vector<ParamInfo> make_table() {
          "without asking. Must be the same on all ranks.",
          true, ParamScope::all, kCudaAwareKeywords},
     };
-}
-
-std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 14695981039346656037ull) {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < n; ++i) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/hash.hpp"
 #include "engine/network_setup.hpp"
 
 namespace topoar {
@@ -21,14 +22,7 @@ namespace topoar {
 namespace {
 constexpr std::uint64_t kPrevious = 0xff;
 
-std::uint64_t fnv1a64(const std::string& s) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+std::uint64_t fnv1a64(const std::string& s) { return fnv1a(s.data(), s.size()); }
 
 // Links as exact hex floats: a key must not round two measurements together.
 void put_link(std::ostringstream& k, const Link& l) {

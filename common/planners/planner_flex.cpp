@@ -83,6 +83,13 @@ struct URange {
     u64 begin = 0, end = 0;
 };
 
+// Whether a branch's shares differ (an empty list: a leaf, even).
+bool uneven(const std::vector<double>& w) {
+    for (double x : w)
+        if (x != w[0]) return true;
+    return false;
+}
+
 // The unit count U (see the header comment).
 u64 choose_units(const Topology& topo) {
     u64 lcm = 1;
@@ -333,8 +340,7 @@ u64 choose_units_for(const Topology& topo, const std::vector<std::vector<double>
         if (!relay && !n.is_leaf() && weighted(child_bandwidths(topo, n.id))) return kMaxUnits;
     if (relay)
         for (const auto& w : shares)
-            for (double x : w)
-                if (x != w[0]) return kMaxUnits;
+            if (uneven(w)) return kMaxUnits;
     return choose_units(topo);
 }
 
@@ -351,9 +357,7 @@ void split_portions(const Topology& topo, const std::vector<std::vector<double>>
     }
     const u64 deg = n.children.size();
     const std::vector<double>& w = shares[static_cast<std::size_t>(v)];
-    bool even = true;
-    for (double x : w) even = even && x == w[0];
-    if (even) {
+    if (!uneven(w)) {
         for (std::size_t i = 0; i < n.children.size(); ++i)
             split_portions(topo, shares, n.children[i], share / deg + (i < share % deg ? 1 : 0), portion);
         return;
@@ -380,12 +384,11 @@ void split_portions(const Topology& topo, const std::vector<std::vector<double>>
     for (std::size_t i = 0; i < n.children.size(); ++i) split_portions(topo, shares, n.children[i], part[i], portion);
 }
 
-}  // namespace
-
-Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out, bool relay) {
-    if (topo.empty()) return Status::invalid("flexreduce: empty topology");
+// flex_layout with the shares of share_table(topo, relay) (plan_flex uses
+// them too).
+Status flex_layout_of(const Topology& topo, std::size_t count, const std::vector<std::vector<double>>& shares,
+                      bool relay, FlexLayout* out) {
     const int p = topo.num_ranks();
-    const std::vector<std::vector<double>> shares = share_table(topo, relay);
     const u64 units = choose_units_for(topo, shares, relay);
     auto to_elem = [&](u64 b) { return static_cast<std::size_t>(static_cast<u128>(b) * count / units); };
     auto to_range = [&](const URange& u) {
@@ -514,6 +517,13 @@ Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out, boo
     return Status::ok();
 }
 
+}  // namespace
+
+Status flex_layout(const Topology& topo, std::size_t count, FlexLayout* out, bool relay) {
+    if (topo.empty()) return Status::invalid("flexreduce: empty topology");
+    return flex_layout_of(topo, count, share_table(topo, relay), relay, out);
+}
+
 namespace {
 
 // Per rank and element: a round number, piecewise constant over [0, count).
@@ -590,7 +600,8 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
     if (only_rank < -1 || only_rank >= p)
         return Status::invalid(std::string(name) + ": only_rank " + std::to_string(only_rank) + " out of range");
     FlexLayout lay;
-    TOPOAR_TRY(flex_layout(topo, count, &lay, relay));
+    const std::vector<std::vector<double>> shares = share_table(topo, relay);
+    TOPOAR_TRY(flex_layout_of(topo, count, shares, relay, &lay));
 
     PlanBuilder b(relay ? Algorithm::flexrelay : Algorithm::flexreduce, p, count, only_rank);
     FlexScheduler sched(b, p);
@@ -600,17 +611,13 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
     };
 
     // Branches that reduce by direct transfers (star_branch), asked once.
-    const std::vector<std::vector<double>> relay_table =
-        relay ? share_table(topo, true) : std::vector<std::vector<double>>(topo.nodes().size());
+    // Relay: also wherever its shares are uneven (a funnel, or links that
+    // differ); even shares keep the chains.
     std::vector<char> star(topo.nodes().size(), 0);
     for (const FlexLevel& level : lay.levels)
-        for (int x : level.branches) {
-            // Relay: direct transfers wherever its shares are uneven (a
-            // funnel, or links that differ); even shares keep the chains.
-            bool uneven = false;
-            for (double w : relay_table[static_cast<std::size_t>(x)]) uneven = uneven || w != relay_table[static_cast<std::size_t>(x)][0];
-            star[static_cast<std::size_t>(x)] = uneven || star_branch(child_bandwidths(topo, x));
-        }
+        for (int x : level.branches)
+            star[static_cast<std::size_t>(x)] =
+                (relay && uneven(shares[static_cast<std::size_t>(x)])) || star_branch(child_bandwidths(topo, x));
     auto is_star = [&](const FlexSubrange& s) { return star[static_cast<std::size_t>(s.branch)] != 0; };
 
     // Uneven reduce-scatter: levels bottom-up, every subrange a pipelined

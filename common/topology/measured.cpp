@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/hash.hpp"
 #include "core/units.hpp"
 
 namespace topoar {
@@ -334,28 +335,22 @@ Link model_link(const Link& measured, double overhead, double share, double floo
 
 namespace {
 
-std::uint64_t mix(std::uint64_t h, const void* data, std::size_t n) {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 std::uint64_t mix_link(std::uint64_t h, const Link& l) {
-    h = mix(h, &l.bandwidth, sizeof l.bandwidth);
-    return mix(h, &l.latency, sizeof l.latency);
+    h = fnv1a(&l.bandwidth, sizeof l.bandwidth, h);
+    return fnv1a(&l.latency, sizeof l.latency, h);
 }
 
 }  // namespace
 
 std::uint64_t MeasuredNetwork::digest() const {
-    std::uint64_t h = 14695981039346656037ull;
+    std::uint64_t h = kFnvOffset;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
-        h = mix(h, hosts[i].data(), hosts[i].size() + 1);  // with the terminator: "ab","c" != "a","bc"
+        h = fnv1a(hosts[i].data(), hosts[i].size() + 1, h);  // with the terminator: "ab","c" != "a","bc"
         h = mix_link(h, host_up[i]);
-        h = mix(h, &rack_of[i], sizeof rack_of[i]);
-        h = mix(h, &local_bw[i], sizeof local_bw[i]);
-        h = mix(h, &local_lat[i], sizeof local_lat[i]);
-        h = mix(h, &nic[i], sizeof nic[i]);
+        h = fnv1a(&rack_of[i], sizeof rack_of[i], h);
+        h = fnv1a(&local_bw[i], sizeof local_bw[i], h);
+        h = fnv1a(&local_lat[i], sizeof local_lat[i], h);
+        h = fnv1a(&nic[i], sizeof nic[i], h);
     }
     for (const Link& l : rack_up) h = mix_link(h, l);
     return h ? h : 1;
