@@ -93,7 +93,24 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     }
     if (TOPOAR_STATE_NEW == m->state) {
         int outcome = 0;
-        if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu && mca_coll_topoar_all_on_this_host(comm)) {
+        bool one_host = mca_coll_topoar_all_on_this_host(comm);
+        if (!one_host) {
+            /* Across hosts: the ranks' records travel by a nonblocking
+             * allgather (coll_topoar_nonblocking.c).  A small first call
+             * goes to the previous module beside it and the next call
+             * completes the set-up; otherwise this call does, and runs. */
+            bool defer;
+            ompi_datatype_get_extent(dtype, &lb, &extent);
+            defer = mca_coll_topoar_defers_first_call((size_t) count * (size_t) extent);
+            if (OMPI_SUCCESS == mca_coll_topoar_nb_start_setup(m, comm, defer)) {
+                if (defer) {
+                    return mca_coll_topoar_fallback(m, "set-up under way (coll_topoar_deferred_setup)", sbuf, rbuf,
+                                                    count, dtype, op, comm);
+                }
+                mca_coll_topoar_nb_end_provisional(m, comm);
+                outcome = 1;
+            }
+        } else if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu) {
             /* The first call within one host (coll_topoar_module.c): a
              * member that hands down runs it while the agreement travels. */
             mca_coll_topoar_one_host_t c;
