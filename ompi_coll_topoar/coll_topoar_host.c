@@ -95,19 +95,26 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
         int outcome = 0;
         bool one_host = mca_coll_topoar_all_on_this_host(comm);
         if (!one_host) {
-            /* Across hosts: the ranks' records travel by a nonblocking
-             * allgather (coll_topoar_nonblocking.c).  A small first call
-             * goes to the previous module beside it and the next call
-             * completes the set-up; otherwise this call does, and runs. */
-            bool defer;
-            ompi_datatype_get_extent(dtype, &lb, &extent);
-            defer = mca_coll_topoar_defers_first_call((size_t) count * (size_t) extent);
-            if (OMPI_SUCCESS == mca_coll_topoar_nb_start_setup(m, comm, defer)) {
-                if (defer) {
+            /* Across hosts: every member starts the nonblocking allgather
+             * of the ranks' records (coll_topoar_nonblocking.c) first, so a
+             * member that decided otherwise (its settings differ) is not
+             * left waiting for it.  A small first call then goes to the
+             * previous module while the records travel, and the next call
+             * completes the set-up; otherwise this call completes it and
+             * runs.  With no nonblocking allgather on the communicator (no
+             * libnbc: alike on every member) the blocking set-up runs; any
+             * other failure to start is memory's, and leaves topoar off. */
+            rc = mca_coll_topoar_nb_start_setup(m, comm);
+            if (OMPI_SUCCESS == rc) {
+                ompi_datatype_get_extent(dtype, &lb, &extent);
+                if (mca_coll_topoar_defers_first_call((size_t) count * (size_t) extent)) {
                     return mca_coll_topoar_fallback(m, "set-up under way (coll_topoar_deferred_setup)", sbuf, rbuf,
                                                     count, dtype, op, comm);
                 }
                 mca_coll_topoar_nb_end_provisional(m, comm);
+                outcome = 1;
+            } else if (OMPI_ERR_NOT_SUPPORTED != rc) {
+                m->state = TOPOAR_STATE_FAILED;
                 outcome = 1;
             }
         } else if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu) {

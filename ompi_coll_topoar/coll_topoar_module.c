@@ -536,8 +536,8 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
         return;
     }
     if (TOPOAR_STATE_READY == m->state && NULL == m->engine && NULL != m->nb_kept) {
-        /* deferred: the engine is built here, once (every rank agrees
-         * below, one that could not build it included) */
+        /* started by a blocking call: the engine is built here, once
+         * (every rank agrees below, one that could not build it too) */
         m->engine = mca_coll_topoar_nb_take_engine(m, comm);
         if (NULL == m->engine) {
             problem = "out of memory";

@@ -95,7 +95,7 @@ struct mca_coll_topoar_nb_setup {
     ompi_request_t *req;
     mca_coll_topoar_module_t *m;
     ompi_communicator_t *comm;
-    bool deferred; /* started by a blocking call handed down (coll_topoar_deferred_setup) */
+    bool by_blocking; /* started by a blocking call, which (or the next) completes it */
     struct mca_coll_topoar_nb_setup *next;
 };
 
@@ -394,7 +394,7 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     const char *why = NULL;
     int bad_param = -1, bad_rank = -1, rc, state;
     topoar_engine_t *e = NULL;
-    bool failed = false, lazy = s->deferred && !has_pending(m);
+    bool failed = false, lazy = s->by_blocking && !has_pending(m);
 
     for (pp = &nb.setups; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == s) {
@@ -431,8 +431,8 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     if (0 == ompi_comm_rank(comm)) {
         if (TOPOAR_STATE_READY == state && lazy) {
             opal_output_verbose(20, mca_coll_topoar_component.output,
-                                "coll:topoar: %s (%d ranks): the ranks' records arrived (deferred set-up; the next "
-                                "allreduce completes it)", comm->c_name, ompi_comm_size(comm));
+                                "coll:topoar: %s (%d ranks): the ranks' records arrived (set-up started by a blocking "
+                                "allreduce, which or the next completes it)", comm->c_name, ompi_comm_size(comm));
         } else if (TOPOAR_STATE_READY == state) {
             opal_output_verbose(10, mca_coll_topoar_component.output,
                                 "coll:topoar: %s (%d ranks) set up by a nonblocking call (no link probes):\n%s",
@@ -521,7 +521,7 @@ static void drain_at_free(mca_coll_topoar_module_t *m, ompi_communicator_t *comm
 /* Starts the set-up of a communicator spanning hosts: the allgather of the
  * rank records, by the previous module's nonblocking allgather (now, at
  * the call: its tag is taken in the call's order).  Under the lock. */
-static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, bool deferred)
+static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, bool by_blocking)
 {
     struct mca_coll_topoar_nb_setup *s;
     int rc;
@@ -540,7 +540,7 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, b
     mca_coll_topoar_local_info(&s->conf, &s->mine);
     s->m = m;
     s->comm = comm;
-    s->deferred = deferred;
+    s->by_blocking = by_blocking;
     rc = comm->c_coll->coll_iallgather(&s->mine, (int) sizeof(s->mine), MPI_BYTE, s->all, (int) sizeof(s->mine),
                                        MPI_BYTE, comm, &s->req, comm->c_coll->coll_iallgather_module);
     if (OMPI_SUCCESS != rc) {
@@ -562,13 +562,13 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, b
     return OMPI_SUCCESS;
 }
 
-int mca_coll_topoar_nb_start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, bool deferred)
+int mca_coll_topoar_nb_start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
 {
     int rc = OMPI_SUCCESS;
     bool started = false;
     pthread_mutex_lock(&nb.lock);
     if (TOPOAR_STATE_NEW == m->state) {
-        rc = start_setup(m, comm, deferred);
+        rc = start_setup(m, comm, true);
         started = OMPI_SUCCESS == rc;
     }
     pthread_mutex_unlock(&nb.lock);
@@ -614,9 +614,10 @@ static int nb_progress(void)
     }
     for (s = nb.setups; s != NULL; s = snext) {
         snext = s->next;
-        /* a deferred set-up is finished by the call that completes it
-         * (mca_coll_topoar_setup_wait), not inside another call's progress */
-        if (REQUEST_COMPLETE(s->req) && (!s->deferred || has_pending(s->m))) {
+        /* one a blocking call started is finished by the call that
+         * completes it (mca_coll_topoar_setup_wait), not inside another
+         * call's progress */
+        if (REQUEST_COMPLETE(s->req) && (!s->by_blocking || has_pending(s->m))) {
             finish_setup(s, &done_head);
         }
     }

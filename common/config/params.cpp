@@ -222,7 +222,7 @@ std::vector<ParamInfo> make_table() {
         {"deferred_setup", T::boolean, "1", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->deferred_setup); },
          "auto, a communicator spanning hosts: its first allreduce of at most coll_topoar_trial_max_size "
-         "bytes goes to the previous module while the ranks' records travel by a nonblocking allgather "
+         "bytes goes to the previous module while a nonblocking allgather of the ranks' records travels "
          "beside it, and its next allreduce completes the set-up (links, contest outcomes, agreement) "
          "(1, the default). 0: the first call waits for the set-up and runs topoar's choice. Must be the "
          "same on all ranks."},
