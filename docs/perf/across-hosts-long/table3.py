@@ -8,7 +8,7 @@ for line in open(sys.argv[1]):
     p = line.split()
     if not p: continue
     if p[0] == '#' and len(p) > 1 and p[1] != 'end':
-        cur = p[1]; data[cur] = collections.defaultdict(list); continue
+        cur = p[1].rstrip('b'); data.setdefault(cur, collections.defaultdict(list)); continue
     if cur is None or not p[0].isdigit(): continue
     for kv in p[2:]:
         s, v = kv.split(':'); data[cur][(p[1], int(s))].append(float(v))
@@ -16,6 +16,7 @@ def label(b): return f'{b} B' if b < 1024 else f'{b // 1024} KiB'
 for cl, d in data.items():
     sizes = sorted({k[1] for k in d})
     med = {k: st.median(v) for k, v in d.items()}
+    if not d: continue
     n = max(len(v) for v in d.values())
     print(f'\n{cl} (medians of {n} rounds, us)\n')
     print('| size | topoar | topoar over han | tuned | han | han, tuned\'s barrier | topoar / best | topoar over han / han | topoar / han, tuned\'s barrier |')
