@@ -10,7 +10,8 @@ spec=$1; map=$2; size=$3; shift 3
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 tc=$top/tests/cluster/topoar-cluster; name=hb$$
 $tc up --name $name $spec >/dev/null 2>&1 || { echo up failed; exit 1; }
-trap "$tc down --name $name >/dev/null 2>&1" EXIT
+out=${KEEP:-$(mktemp -d)}  # the jobs' output (KEEP=DIR keeps it; else removed at exit)
+trap "$tc down --name $name >/dev/null 2>&1; [ -n \"$KEEP\" ] || rm -rf \"$out\"" EXIT
 O=/work/ext/osu-install/libexec/osu-micro-benchmarks/mpi/collective/${BENCH:-osu_allreduce}
 P=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 nodes=$(ip netns list | awk -v p="topoar-$name-r" 'index($1,p)==1{print $1}' | sort)
@@ -41,7 +42,7 @@ for job in "$@"; do
   for it in 100 2100; do
     a=$(counters)
     t=$($tc run --name $name $map -- "${comp[@]}" "${extra[@]}" $O $([ -z "$BENCH" ] && echo -m $size:$size -T mpi_float) \
-          -i $it -x 300 2>&1 | tee "/tmp/bytes-$$-$job-$it.txt" | awk '$1+0>=4 && NF==2{print $2}')
+          -i $it -x 300 2>&1 | tee "$out/$job-$it.txt" | awk '$1+0>=4 && NF==2{print $2}')
     b=$(counters)
     res[$it]=$(paste <(echo "$a") <(echo "$b") | awk '{printf "%s %d %d %d %d\n", $1, $7-$2, $8-$3, $9-$4, $10-$5}')
     res[t$it]=$t
