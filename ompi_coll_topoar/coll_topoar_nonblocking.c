@@ -484,8 +484,6 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
  * so no request outlives the communicator: MPI_Comm_free is collective, and
  * every member started the same allgather.  An attribute whose deletion
  * does it; not copied by MPI_Comm_dup. */
-static int drain_keyval = MPI_KEYVAL_INVALID;
-
 static int drain_setup(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) attr;
@@ -498,24 +496,21 @@ static int drain_setup(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
-/* Not under nb.lock: MPI_Comm_free may hold the attributes' lock when it
- * calls drain_setup, which takes nb.lock. */
+/* A keyval of its own for each communicator, freed at once: it lives as
+ * long as its attribute, so nothing is left at MPI_Finalize.  Not under
+ * nb.lock: MPI_Comm_free may hold the attributes' lock when it calls
+ * drain_setup, which takes nb.lock. */
 static void drain_at_free(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
 {
-    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&once);
-    if (MPI_KEYVAL_INVALID == drain_keyval &&
-        MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drain_setup, &drain_keyval, NULL)) {
-        drain_keyval = MPI_KEYVAL_INVALID;
-    }
-    pthread_mutex_unlock(&once);
-    if (MPI_KEYVAL_INVALID == drain_keyval) {
+    int keyval = MPI_KEYVAL_INVALID;
+    if (MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drain_setup, &keyval, NULL)) {
         return;
     }
     OBJ_RETAIN(m);
-    if (MPI_SUCCESS != PMPI_Comm_set_attr(comm, drain_keyval, m)) {
+    if (MPI_SUCCESS != PMPI_Comm_set_attr(comm, keyval, m)) {
         OBJ_RELEASE(m);
     }
+    (void) PMPI_Comm_free_keyval(&keyval);
 }
 
 /* Starts the set-up of a communicator spanning hosts: the allgather of the
