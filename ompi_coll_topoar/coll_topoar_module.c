@@ -246,29 +246,48 @@ void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
 }
 
 
-/* The settings fingerprints, kept per process while the parameters keep
- * their values and name no file (parsing them took ~20-40 us of a set-up). */
-static pthread_mutex_t fingerprint_lock = PTHREAD_MUTEX_INITIALIZER;
+/* What the parameters give every set-up of this process: the settings
+ * fingerprints (parsing them took ~20-40 us of a set-up) and whether auto
+ * hands every call down within one host (its reason, or NULL).  Kept while
+ * the parameters keep their values and name no file (a file's contents may
+ * change under the same name). */
+static pthread_mutex_t settings_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     params_seen_t seen;
     unsigned long long settings[TOPOAR_PARAM_MAX];
-} fingerprint_cache;
+    const char *one_host_why;
+} settings_cache;
+
+/* Fills mine->settings and *one_host_why from the parameters now. */
+static void settings_now(topoar_rank_info_t *mine, const char **one_host_why)
+{
+    pthread_mutex_lock(&settings_lock);
+    if (!params_unchanged(&settings_cache.seen)) {
+        mca_coll_topoar_config_t conf;
+        const char *why = NULL; /* set only when it hands down */
+        mca_coll_topoar_config(&conf);
+        topoar_settings_fingerprint(&conf.cfg, mine);
+        (void) topoar_config_hands_down_single_host(&conf.cfg, &why);
+        if (params_name_a_file()) {
+            pthread_mutex_unlock(&settings_lock);
+            *one_host_why = why;
+            return;
+        }
+        params_take(&settings_cache.seen);
+        memcpy(settings_cache.settings, mine->settings, sizeof(mine->settings));
+        settings_cache.one_host_why = why;
+    }
+    memcpy(mine->settings, settings_cache.settings, sizeof(mine->settings));
+    *one_host_why = settings_cache.one_host_why;
+    pthread_mutex_unlock(&settings_lock);
+}
 
 void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info_t *mine)
 {
+    const char *why;
     mca_coll_topoar_config(conf);
     topoar_local_rank_info(mine);
-    pthread_mutex_lock(&fingerprint_lock);
-    if (params_unchanged(&fingerprint_cache.seen)) {
-        memcpy(mine->settings, fingerprint_cache.settings, sizeof(mine->settings));
-    } else {
-        topoar_settings_fingerprint(&conf->cfg, mine);
-        if (!params_name_a_file()) {
-            params_take(&fingerprint_cache.seen);
-            memcpy(fingerprint_cache.settings, mine->settings, sizeof(mine->settings));
-        }
-    }
-    pthread_mutex_unlock(&fingerprint_lock);
+    settings_now(mine, &why);
 }
 
 /* A setting that must agree differs between rank 0 and rank `other`: said
@@ -369,15 +388,8 @@ bool mca_coll_topoar_defers_first_call(size_t bytes)
  * module and runs the full set-up, which names the difference, at the next
  * one.  A short-lived communicator's first call paid the agreement's round
  * trip and ~20-40 us of parameter parsing before the call itself; now the
- * round trip overlaps the call and the digest is kept per process while the
- * parameters keep their values. */
-
-static pthread_mutex_t one_host_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    params_seen_t seen;
-    unsigned long long digest;
-    const char *why;
-} one_host_cache;
+ * round trip overlaps the call and what the digest is made of is kept per
+ * process while the parameters keep their values (settings_now). */
 
 /* This member's digest; *why: auto hands every call down on one host
  * (NULL: it does not). */
@@ -385,44 +397,22 @@ static unsigned long long one_host_digest(const char **why)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     unsigned long long h = 14695981039346656037ull;
-    pthread_mutex_lock(&one_host_lock);
-    if (params_unchanged(&one_host_cache.seen)) {
-        h = one_host_cache.digest;
-        *why = one_host_cache.why;
-    } else {
-        mca_coll_topoar_config_t conf;
-        topoar_rank_info_t mine;
-        int hands_down;
-        memset(&mine, 0, sizeof(mine));
-        mca_coll_topoar_config(&conf);
-        topoar_settings_fingerprint(&conf.cfg, &mine);
-        *why = NULL; /* set only when it hands down */
-        hands_down = topoar_config_hands_down_single_host(&conf.cfg, why);
-        const unsigned char *b = (const unsigned char *) mine.settings;
-        for (size_t i = 0; i < sizeof(mine.settings); i++) {
-            h = (h ^ b[i]) * 1099511628211ull;
-        }
-        h = (h ^ (unsigned long long) hands_down) * 1099511628211ull;
-        /* Handing down means no rules, topology or rack file is named: the
-         * fingerprints depend on the values alone. */
-        if (hands_down) {
-            params_take(&one_host_cache.seen);
-            one_host_cache.digest = h;
-            one_host_cache.why = *why;
-        }
+    topoar_rank_info_t mine;
+    memset(&mine, 0, sizeof(mine));
+    settings_now(&mine, why);
+    const unsigned char *b = (const unsigned char *) mine.settings;
+    for (size_t i = 0; i < sizeof(mine.settings); i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
     }
-    pthread_mutex_unlock(&one_host_lock);
+    h = (h ^ (unsigned long long) (NULL != *why)) * 1099511628211ull;
     return (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
 }
 
 void mca_coll_topoar_one_host_release(void)
 {
-    pthread_mutex_lock(&one_host_lock);
-    params_forget(&one_host_cache.seen);
-    pthread_mutex_unlock(&one_host_lock);
-    pthread_mutex_lock(&fingerprint_lock);
-    params_forget(&fingerprint_cache.seen);
-    pthread_mutex_unlock(&fingerprint_lock);
+    pthread_mutex_lock(&settings_lock);
+    params_forget(&settings_cache.seen);
+    pthread_mutex_unlock(&settings_lock);
 }
 
 int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,

@@ -96,6 +96,7 @@ struct mca_coll_topoar_nb_setup {
     mca_coll_topoar_module_t *m;
     ompi_communicator_t *comm;
     bool by_blocking; /* started by a blocking call, which (or the next) completes it */
+    bool parked;      /* by_blocking, arrived, nothing waits: no longer counted in nb.active */
     struct mca_coll_topoar_nb_setup *next;
 };
 
@@ -402,7 +403,9 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
             break;
         }
     }
-    active_add(-1);
+    if (!s->parked) {
+        active_add(-1);
+    }
     rc = ompi_request_wait(&s->req, MPI_STATUS_IGNORE); /* complete: frees it */
     if (OMPI_SUCCESS != rc) {
         why = "the allgather of rank data failed";
@@ -609,11 +612,18 @@ static int nb_progress(void)
     }
     for (s = nb.setups; s != NULL; s = snext) {
         snext = s->next;
-        /* one a blocking call started is finished by the call that
+        if (!REQUEST_COMPLETE(s->req)) {
+            continue;
+        }
+        /* One a blocking call started is finished by the call that
          * completes it (mca_coll_topoar_setup_wait), not inside another
-         * call's progress */
-        if (REQUEST_COMPLETE(s->req) && (!s->by_blocking || has_pending(s->m))) {
+         * call's progress; once arrived it no longer keeps every progress
+         * call polling (a communicator may sit unused for long). */
+        if (!s->by_blocking || has_pending(s->m)) {
             finish_setup(s, &done_head);
+        } else if (!s->parked) {
+            s->parked = true;
+            active_add(-1);
         }
     }
     for (r = nb.head; r != NULL; r = next) {
