@@ -10,7 +10,9 @@
 #include <new>
 #include <sstream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine.hpp"
 #include "engine/call_operation.hpp"
@@ -289,13 +291,49 @@ void topoar_local_rank_info(topoar_rank_info_t* out) {
     }
 }
 
+namespace {
+// The parameters as the glue hands them over (names and values as text).
+std::vector<std::string> config_texts(const topoar_config_t* cfg) {
+    std::vector<std::string> t;
+    for (int k = 0; cfg && k < cfg->count; ++k) {
+        t.emplace_back(cfg->names[k] ? cfg->names[k] : "");
+        t.emplace_back(cfg->values[k] ? cfg->values[k] : "");
+    }
+    return t;
+}
+
+// The last configuration parsed in this process: every communicator's
+// engine is made from the same texts while the parameters keep their
+// values, and parsing them (bandwidths, sizes, lists) was most of an
+// engine's creation.  Compared text for text, so any change parses again.
+struct ParsedConfig {
+    std::vector<std::string> texts;
+    EngineConfig config;
+    Status bad = Status::ok();
+};
+std::mutex parsed_config_mutex;
+std::shared_ptr<const ParsedConfig> parsed_config;
+
+std::shared_ptr<const ParsedConfig> parse_config(const topoar_config_t* cfg) {
+    std::vector<std::string> texts = config_texts(cfg);
+    {
+        std::lock_guard<std::mutex> lock(parsed_config_mutex);
+        if (parsed_config && parsed_config->texts == texts) return parsed_config;
+    }
+    auto p = std::make_shared<ParsedConfig>();
+    for (std::size_t k = 0; k + 1 < texts.size() && p->bad; k += 2)
+        p->bad = set_param(&p->config, texts[k], texts[k + 1]);
+    p->texts = std::move(texts);
+    std::lock_guard<std::mutex> lock(parsed_config_mutex);
+    parsed_config = p;
+    return p;
+}
+}  // namespace
+
 topoar_engine_t* topoar_engine_create(int rank, int size, const topoar_config_t* cfg) {
     try {
-        EngineConfig c;
-        Status bad = Status::ok();
-        for (int k = 0; cfg && k < cfg->count && bad; ++k)
-            bad = set_param(&c, cfg->names[k] ? cfg->names[k] : "", cfg->values[k] ? cfg->values[k] : "");
-        return new topoar_engine(rank, size, std::move(c), std::move(bad));
+        const std::shared_ptr<const ParsedConfig> p = parse_config(cfg);
+        return new topoar_engine(rank, size, EngineConfig(p->config), Status(p->bad));
     } catch (...) {
         return nullptr;
     }

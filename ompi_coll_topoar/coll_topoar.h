@@ -28,6 +28,7 @@
 #include "ompi_config.h"
 
 #include "mpi.h"
+#include <time.h>
 #include "ompi/mca/coll/coll.h"
 #include "coll_topoar_compat.h"
 
@@ -264,7 +265,7 @@ topoar_engine_t *mca_coll_topoar_nb_take_engine(mca_coll_topoar_module_t *m, str
  * decided from settings that agree across ranks). */
 bool mca_coll_topoar_defers_first_call(size_t bytes);
 void mca_coll_topoar_setup_wait(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
-void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, double waited);
 /* The first blocking allreduce on a communicator set up by a nonblocking
  * call (m->nb_provisional): completes the set-up (waits for it, then probes
  * and contests) and ends the provisional rule.  Collective. */
@@ -338,6 +339,14 @@ static inline void mca_coll_topoar_bump(unsigned long long *counter)
 static inline unsigned long long mca_coll_topoar_read(const unsigned long long *counter)
 {
     return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+/* Seconds on the monotonic clock (call and set-up timings). */
+static inline double mca_coll_topoar_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 /* True the first time any thread asks with this flag (said-once messages). */

@@ -32,13 +32,6 @@ static int run_prepared(mca_coll_topoar_module_t *m, const topoar_call_t *call, 
     return OMPI_SUCCESS;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
 /* A turn of auto's small-message contest (coll_topoar_trial_calls): the
  * previous module's or one of topoar's plans, timed either way; at the
  * contest's last call the engine has the ranks agree (collective). */
@@ -46,7 +39,7 @@ static int contest_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, 
                       int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
                       size_t bytes)
 {
-    double t0 = now_seconds();
+    double t0 = mca_coll_topoar_now();
     int rc;
     if (TOPOAR_ROUTE_CONTEST_DOWN == call->route) {
         rc = mca_coll_topoar_fallback(m, call->why, sbuf, rbuf, count, dtype, op, comm);
@@ -57,7 +50,7 @@ static int contest_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, 
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    if (TOPOAR_OK != topoar_engine_trial_done(m->engine, call, now_seconds() - t0)) {
+    if (TOPOAR_OK != topoar_engine_trial_done(m->engine, call, mca_coll_topoar_now() - t0)) {
         return mca_coll_topoar_failed(m, comm, "small-message trial");
     }
     mca_coll_topoar_print_notice(m, comm, "");
@@ -104,12 +97,21 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
              * runs.  With no nonblocking allgather on the communicator (no
              * libnbc: alike on every member) the blocking set-up runs; any
              * other failure to start is memory's, and leaves topoar off. */
+            double t0 = mca_coll_topoar_now(), t1;
             rc = mca_coll_topoar_nb_start_setup(m, comm);
+            t1 = mca_coll_topoar_now();
             if (OMPI_SUCCESS == rc) {
                 ompi_datatype_get_extent(dtype, &lb, &extent);
                 if (mca_coll_topoar_defers_first_call((size_t) count * (size_t) extent)) {
-                    return mca_coll_topoar_fallback(m, "set-up under way (coll_topoar_deferred_setup)", sbuf, rbuf,
-                                                    count, dtype, op, comm);
+                    rc = mca_coll_topoar_fallback(m, "set-up under way (coll_topoar_deferred_setup)", sbuf, rbuf,
+                                                  count, dtype, op, comm);
+                    if (0 == ompi_comm_rank(comm)) {
+                        opal_output_verbose(20, mca_coll_topoar_component.output,
+                                            "coll:topoar: %s: first call beside the set-up: %.1f us to start it, "
+                                            "%.1f us for the call", comm->c_name, 1e6 * (t1 - t0),
+                                            1e6 * (mca_coll_topoar_now() - t1));
+                    }
+                    return rc;
                 }
                 mca_coll_topoar_nb_end_provisional(m, comm);
                 outcome = 1;

@@ -516,11 +516,12 @@ static int agree(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const c
  * every rank reaches at the same call, sets the engine up again from the
  * same records with I/O.  On a failure topoar is off on comm (the calls
  * queued by the nonblocking set-up have all been started by then). */
-void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, double waited)
 {
     topoar_rank_info_t *all = m->nb_records;
     const char *problem = NULL;
     int first_failed;
+    double t0 = mca_coll_topoar_now(), t1 = t0, t2 = t0, t3;
     m->nb_records = NULL;
     if (NULL == all) {
         return;
@@ -534,10 +535,22 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
         }
     }
     if (TOPOAR_STATE_READY == m->state && (NULL != m->engine || NULL != problem) && NULL == m->hand_down_all) {
+        t1 = mca_coll_topoar_now();
         if (NULL == problem) {
             problem = setup_with_io(m, comm, all);
         }
+        t2 = mca_coll_topoar_now();
         first_failed = agree(m, comm, &problem);
+        t3 = mca_coll_topoar_now();
+        /* Where a fresh communicator's set-up goes (rank 0's view): the
+         * wait for the records, the engine's creation, its set-up (links
+         * from this process's measurement, the table, the contests'
+         * outcomes agreed) and the agreement on the outcome. */
+        opal_output_verbose(20, mca_coll_topoar_component.output,
+                            "coll:topoar: %s: set-up completed in %.0f us (records waited for %.0f, engine "
+                            "created %.0f, set up %.0f, outcome agreed %.0f)", comm->c_name,
+                            1e6 * (waited + t3 - t0), 1e6 * waited, 1e6 * (t1 - t0), 1e6 * (t2 - t1),
+                            1e6 * (t3 - t2));
         if (INT_MAX != first_failed) {
             m->state = TOPOAR_STATE_FAILED;
             if (ompi_comm_rank(comm) == first_failed && NULL != problem) {
@@ -547,7 +560,8 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
         } else {
             m->hand_down_all = NULL;
             (void) topoar_engine_hands_down_all(m->engine, &m->hand_down_all);
-            if (0 == ompi_comm_rank(comm)) {
+            /* the description is text the engine builds: only when said */
+            if (0 == ompi_comm_rank(comm) && mca_coll_topoar_component.verbose >= 10) {
                 opal_output_verbose(10, mca_coll_topoar_component.output,
                                     "coll:topoar: %s set up again at its first blocking allreduce (links measured "
                                     "where they can be):\n%s", comm->c_name, topoar_engine_describe(m->engine));
@@ -559,10 +573,11 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
 
 void mca_coll_topoar_nb_end_provisional(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
 {
+    double t0 = mca_coll_topoar_now();
     if (TOPOAR_STATE_SETTING_UP == __atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
         mca_coll_topoar_setup_wait(m, comm);
     }
-    mca_coll_topoar_setup_complete(m, comm);
+    mca_coll_topoar_setup_complete(m, comm, mca_coll_topoar_now() - t0);
     if (NULL != m->nb_defaults) {
         topoar_engine_destroy(m->nb_defaults); /* operations keep their own */
         m->nb_defaults = NULL;

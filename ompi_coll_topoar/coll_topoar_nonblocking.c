@@ -437,9 +437,11 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
                                 "coll:topoar: %s (%d ranks): the ranks' records arrived (set-up started by a blocking "
                                 "allreduce, which or the next completes it)", comm->c_name, ompi_comm_size(comm));
         } else if (TOPOAR_STATE_READY == state) {
-            opal_output_verbose(10, mca_coll_topoar_component.output,
-                                "coll:topoar: %s (%d ranks) set up by a nonblocking call (no link probes):\n%s",
-                                comm->c_name, ompi_comm_size(comm), topoar_engine_describe(e));
+            if (mca_coll_topoar_component.verbose >= 10) { /* the description is built text */
+                opal_output_verbose(10, mca_coll_topoar_component.output,
+                                    "coll:topoar: %s (%d ranks) set up by a nonblocking call (no link probes):\n%s",
+                                    comm->c_name, ompi_comm_size(comm), topoar_engine_describe(e));
+            }
         } else {
             opal_output_verbose(1, mca_coll_topoar_component.output,
                                 "coll:topoar: %s: nonblocking set-up failed (%s); the previous module takes "

@@ -976,6 +976,22 @@ static void test_default_table_cache(void** state) {
     assert_false(hit);  // other link rates, other key
     assert_true(build_default_table_cached(t1, table_options(EngineConfig{}), &d, &rep, &hit).is_ok());
     assert_true(hit);
+    // Names are not part of the key: the same ranks per host and links on
+    // other hosts find it (rotating groups); other ranks per host do not.
+    std::vector<RankInfo> renamed = infos;
+    for (int r = 0; r < 6; ++r) renamed[static_cast<std::size_t>(r)].host = r < 2 ? "p" : (r < 5 ? "q" : "r");
+    Engine e(1, 6, EngineConfig{});
+    assert_true(e.setup(renamed).is_ok());
+    assert_true(e.model_table_cached());
+    assert_string_equal(a.model_table().to_text("t").c_str(), e.model_table().to_text("t").c_str());
+    std::vector<RankInfo> other_sizes = infos;
+    for (int r = 0; r < 6; ++r) other_sizes[static_cast<std::size_t>(r)].host = r < 3 ? "x" : (r < 5 ? "y" : "z");
+    Engine f(0, 6, EngineConfig{});
+    assert_true(f.setup(other_sizes).is_ok());
+    assert_false(f.model_table_cached());
+    Topology t3 = topoar_test::hosts({3, 2, 1}, {25e6, 20e-6}, topoar_test::kShm);
+    assert_true(build_default_table_cached(t3, table_options(EngineConfig{}), &d, &rep, &hit).is_ok());
+    assert_false(hit);
 }
 
 // The C API's text results do not share a buffer: each stays valid until
@@ -1008,6 +1024,46 @@ static void test_c_api_text_results(void** state) {
     assert_string_equal(text, text_copy.c_str());
     assert_non_null(std::strstr(text, "a"));
     topoar_engine_destroy(e);
+}
+
+// Engines are made from the parameters' texts; the last parsed set is kept
+// per process, so each engine must still get exactly its own texts: a
+// changed value, a value that does not parse, and the texts back again.
+static void test_c_api_config_texts(void** state) {
+    (void)state;
+    std::vector<topoar_rank_info_t> all(3);
+    for (int r = 0; r < 3; ++r) {
+        std::memset(&all[static_cast<std::size_t>(r)], 0, sizeof(topoar_rank_info_t));
+        std::snprintf(all[static_cast<std::size_t>(r)].host, TOPOAR_NAME_MAX, "%s", r < 2 ? "a" : "b");
+        all[static_cast<std::size_t>(r)].socket = -1;
+    }
+    const char* names[] = {"allreduce_algorithm"};
+    auto algorithm_of = [&](const char* value, int* route_out) {
+        const char* values[] = {value};
+        topoar_config_t cfg{1, names, values};
+        topoar_engine_t* e = topoar_engine_create(0, 3, &cfg);
+        assert_non_null(e);
+        const int rc = topoar_engine_setup(e, all.data());
+        int algorithm = -1;
+        if (rc == TOPOAR_OK) {
+            topoar_call_t call;
+            assert_int_equal(topoar_engine_prepare(e, 1000, 4, TOPOAR_MEM_HOST, 0, &call), TOPOAR_OK);
+            *route_out = call.route;
+            algorithm = call.plan_algorithm;
+        } else {
+            assert_non_null(std::strstr(topoar_engine_error(e), "allreduce_algorithm"));
+        }
+        topoar_engine_destroy(e);
+        return rc == TOPOAR_OK ? algorithm : -2;
+    };
+    int route = -1;
+    assert_int_equal(algorithm_of("ring", &route), static_cast<int>(Algorithm::ring));
+    assert_int_equal(algorithm_of("ring", &route), static_cast<int>(Algorithm::ring));
+    assert_int_equal(algorithm_of("tree", &route), static_cast<int>(Algorithm::tree));
+    assert_int_equal(algorithm_of("no-such-algorithm", &route), -2);
+    assert_int_equal(algorithm_of("no-such-algorithm", &route), -2);
+    assert_int_equal(algorithm_of("ring", &route), static_cast<int>(Algorithm::ring));
+    assert_int_equal(route, TOPOAR_ROUTE_HOST);
 }
 
 // The plan cache hands out handles: a plan a call holds outlives its entry
@@ -1095,6 +1151,7 @@ int main(void) {
         cmocka_unit_test(test_rules_by_memory_type),
         cmocka_unit_test(test_call_routes),
         cmocka_unit_test(test_c_api_text_results),
+        cmocka_unit_test(test_c_api_config_texts),
         cmocka_unit_test(test_plan_cache_handles),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
         cmocka_unit_test(test_planners_at_huge_counts),
