@@ -260,10 +260,25 @@ int mca_coll_topoar_nb_start_setup(mca_coll_topoar_module_t *m, struct ompi_comm
  * the settings its record was made with; NULL when there is none to build
  * or no memory.  Frees what was kept. */
 topoar_engine_t *mca_coll_topoar_nb_take_engine(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+/* The first blocking call on a communicator spanning hosts, when its data
+ * is small (mca_coll_topoar_gathers_first_call: decided from the call and
+ * the communicator's size alone, so alike on every member whatever its
+ * settings): one allgather of every member's data and record, each
+ * member's result every member's data reduced in rank order by the
+ * reduction topoar's own calls use; the records are then the set-up's, as
+ * the nonblocking allgather's would be (a settings mismatch is found
+ * there), and the next blocking call completes it.  rbuf holds the result
+ * on success. */
+bool mca_coll_topoar_gathers_first_call(struct ompi_communicator_t *comm, size_t bytes);
+int mca_coll_topoar_nb_gather_first_call(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm,
+                                         const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                         struct ompi_op_t *op, size_t extent);
 /* Whether a communicator's first blocking call, spanning hosts, of `bytes`
  * goes to the previous module beside its set-up (coll_topoar_deferred_setup:
- * decided from settings that agree across ranks). */
-bool mca_coll_topoar_defers_first_call(size_t bytes);
+ * decided from settings that agree across ranks; never when the previous
+ * module's result could differ from topoar's own, may_differ). */
+bool mca_coll_topoar_defers_first_call(size_t bytes, bool may_differ);
+bool mca_coll_topoar_setup_deferred(void);
 void mca_coll_topoar_setup_wait(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, double waited);
 /* The first blocking allreduce on a communicator set up by a nonblocking
@@ -284,6 +299,10 @@ int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_c
 void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out);
 void mca_coll_topoar_host_reducer(mca_coll_topoar_reduce_ctx_t *ctx, struct ompi_datatype_t *dtype,
                                   struct ompi_op_t *op, size_t extent, topoar_reducer_t *out);
+/* inout = in (op) inout over count elements, with the reduction of m's
+ * blocking calls (topoar's own typed loops where it has them). */
+void mca_coll_topoar_reduce_local(mca_coll_topoar_module_t *m, struct ompi_datatype_t *dtype,
+                                  struct ompi_op_t *op, size_t extent, const void *in, void *inout, size_t count);
 /* coll_topoar_log.c: MPI_T variables (at register); what the engine decided
  * at run time (online adaptation, a contest's outcome), on rank 0 at
  * verbose 10. */

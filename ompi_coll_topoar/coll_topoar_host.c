@@ -87,22 +87,55 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     if (TOPOAR_STATE_NEW == m->state) {
         int outcome = 0;
         bool one_host = mca_coll_topoar_all_on_this_host(comm);
+        ompi_datatype_get_extent(dtype, &lb, &extent);
+        bytes = (size_t) count * (size_t) extent;
+        if (!one_host && mca_coll_topoar_gathers_first_call(comm, bytes)) {
+            /* Across hosts, little data: the records travel with it, in one
+             * allgather every member makes whatever its settings (decided
+             * from the call and the size of comm), and every member reduces
+             * the data itself; the next call completes the set-up (or this
+             * one, coll_topoar_deferred_setup 0, once the records showed
+             * every rank has the same settings). */
+            double t0 = mca_coll_topoar_now();
+            rc = mca_coll_topoar_nb_gather_first_call(m, comm, sbuf, rbuf, count, dtype, op, (size_t) extent);
+            if (OMPI_SUCCESS != rc) {
+                m->state = TOPOAR_STATE_FAILED;
+                opal_output(0, "coll:topoar: %s: the first allreduce (with the ranks' records) failed on rank %d; "
+                            "topoar is off on this communicator", comm->c_name, ompi_comm_rank(comm));
+                return rc;
+            }
+            mca_coll_topoar_bump(&m->handled);
+            mca_coll_topoar_set_last_path(TOPOAR_ROUTE_HOST);
+            if (0 == ompi_comm_rank(comm)) {
+                opal_output_verbose(20, mca_coll_topoar_component.output,
+                                    "coll:topoar: %s: first call of %d x %s with the ranks' records (one allgather, "
+                                    "reduced by every rank): %.1f us", comm->c_name, count, dtype->name,
+                                    1e6 * (mca_coll_topoar_now() - t0));
+            }
+            if (TOPOAR_STATE_READY == __atomic_load_n(&m->state, __ATOMIC_ACQUIRE) &&
+                !mca_coll_topoar_setup_deferred()) {
+                mca_coll_topoar_nb_end_provisional(m, comm);
+            }
+            return OMPI_SUCCESS;
+        }
         if (!one_host) {
             /* Across hosts: every member starts the nonblocking allgather
              * of the ranks' records (coll_topoar_nonblocking.c) first, so a
              * member that decided otherwise (its settings differ) is not
              * left waiting for it.  A small first call then goes to the
-             * previous module while the records travel, and the next call
-             * completes the set-up; otherwise this call completes it and
-             * runs.  With no nonblocking allgather on the communicator (no
-             * libnbc: alike on every member) the blocking set-up runs; any
-             * other failure to start is memory's, and leaves topoar off. */
+             * previous module while the records travel (not when that
+             * module's result could differ from topoar's own: 8- and
+             * 16-bit integer sums with op/avx), and the next call completes
+             * the set-up; otherwise this call completes it and runs.  With
+             * no nonblocking allgather on the communicator (no libnbc:
+             * alike on every member) the blocking set-up runs; any other
+             * failure to start is memory's, and leaves topoar off. */
             double t0 = mca_coll_topoar_now(), t1;
             rc = mca_coll_topoar_nb_start_setup(m, comm);
             t1 = mca_coll_topoar_now();
             if (OMPI_SUCCESS == rc) {
-                ompi_datatype_get_extent(dtype, &lb, &extent);
-                if (mca_coll_topoar_defers_first_call((size_t) count * (size_t) extent)) {
+                if (mca_coll_topoar_defers_first_call(
+                        bytes, 0 != mca_coll_topoar_previous_may_differ(dtype, op, (size_t) extent))) {
                     rc = mca_coll_topoar_fallback(m, "set-up under way (coll_topoar_deferred_setup)", sbuf, rbuf,
                                                   count, dtype, op, comm);
                     if (0 == ompi_comm_rank(comm)) {

@@ -349,23 +349,39 @@ static int engine_param_index(const char *name)
     return -1;
 }
 
+/* The indices of the parameters the first call's decisions read, found once. */
+static int deferred_index = -2, algorithm_index = -2, max_size_index = -2;
+static void find_first_call_params(void)
+{
+    if (-2 == deferred_index) {
+        algorithm_index = engine_param_index("allreduce_algorithm");
+        max_size_index = engine_param_index("trial_max_size");
+        deferred_index = engine_param_index("deferred_setup");
+    }
+}
+
 /* Only settings every rank must agree on decide it (the records' check
  * finds a rank that differs, whichever way it went: every member starts
  * the same nonblocking allgather either way).  auto only: a forced
  * algorithm runs from the first call. */
-bool mca_coll_topoar_defers_first_call(size_t bytes)
+bool mca_coll_topoar_defers_first_call(size_t bytes, bool may_differ)
 {
-    static int deferred = -2, algorithm = -2, max_size = -2; /* indices, found once */
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
-    if (-2 == deferred) {
-        algorithm = engine_param_index("allreduce_algorithm");
-        max_size = engine_param_index("trial_max_size");
-        deferred = engine_param_index("deferred_setup");
-    }
-    if (deferred < 0 || algorithm < 0 || max_size < 0) {
+    find_first_call_params();
+    if (deferred_index < 0 || algorithm_index < 0 || max_size_index < 0) {
         return false;
     }
-    return cm->params[deferred].b && TOPOAR_ALG_AUTO == cm->params[algorithm].i && bytes <= cm->params[max_size].z;
+    return !may_differ && cm->params[deferred_index].b && TOPOAR_ALG_AUTO == cm->params[algorithm_index].i &&
+           bytes <= cm->params[max_size_index].z;
+}
+
+/* coll_topoar_deferred_setup: the set-up of a communicator spanning hosts
+ * completes at its second blocking call, not its first (must agree: read
+ * only once the records showed that every rank has the same). */
+bool mca_coll_topoar_setup_deferred(void)
+{
+    find_first_call_params();
+    return deferred_index < 0 || mca_coll_topoar_component.params[deferred_index].b;
 }
 
 /* ---- one host: the first call's agreement --------------------------------

@@ -44,6 +44,7 @@
 #include "coll_topoar_ops.h"
 #include "topoar_cuda.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,7 @@ struct mca_coll_topoar_nb_setup {
     mca_coll_topoar_config_t conf;
     topoar_rank_info_t mine;
     topoar_rank_info_t *all;
-    ompi_request_t *req;
+    ompi_request_t *req; /* NULL: the records came with a blocking call (gather_first_call) */
     mca_coll_topoar_module_t *m;
     ompi_communicator_t *comm;
     bool by_blocking; /* started by a blocking call, which (or the next) completes it */
@@ -293,8 +294,24 @@ static int prepare_op(mca_coll_topoar_request_t *r, int flags, int *route)
 static int prepare_provisional(mca_coll_topoar_request_t *r)
 {
     mca_coll_topoar_module_t *m = r->m;
-    int route = TOPOAR_ROUTE_NONE;
-    int rc = prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
+    int route = TOPOAR_ROUTE_NONE, rc;
+    if (NULL == m->engine && NULL != m->nb_kept && NULL != m->nb_records &&
+        TOPOAR_STATE_READY == __atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
+        /* The records arrived with nothing waiting (a set-up a blocking
+         * call started: the engine was left to the call that completes it);
+         * this call needs it now.  From the same records and settings as
+         * finish_setup would have built it; the completing call sets it up
+         * again with I/O. */
+        const char *why = NULL;
+        m->engine = engine_from_records(r->comm, &m->nb_kept->conf.cfg, m->nb_records, &why);
+        free(m->nb_kept);
+        m->nb_kept = NULL;
+        if (NULL == m->engine) {
+            opal_output_verbose(1, mca_coll_topoar_component.output, "coll:topoar: %s: nonblocking set-up: %s",
+                                r->comm->c_name, why ? why : "?");
+        }
+    }
+    rc = prepare_op(r, TOPOAR_PREPARE_NO_HAND_DOWN, &route);
     if (OMPI_SUCCESS == rc && NULL == r->op && TOPOAR_ROUTE_HAND_DOWN == route) {
         if (NULL == m->nb_defaults && NULL != m->nb_records) {
             const char *why = NULL;
@@ -406,7 +423,7 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     if (!s->parked) {
         active_add(-1);
     }
-    rc = ompi_request_wait(&s->req, MPI_STATUS_IGNORE); /* complete: frees it */
+    rc = NULL == s->req ? OMPI_SUCCESS : ompi_request_wait(&s->req, MPI_STATUS_IGNORE); /* complete: frees it */
     if (OMPI_SUCCESS != rc) {
         why = "the allgather of rank data failed";
     } else if (topoar_settings_mismatch(s->all, ompi_comm_size(comm), &bad_param, &bad_rank)) {
@@ -560,6 +577,98 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, b
                         "coll:topoar: %s: set-up started as a nonblocking allgather of the ranks' records",
                         comm->c_name);
     return OMPI_SUCCESS;
+}
+
+/* At most this many bytes of data beyond a member's own cross the
+ * network per member in a gathered first call: the records travel anyway
+ * (hundreds of bytes each), so small data adds little to the allgather.
+ * A constant: the choice must not depend on settings (a rank whose
+ * settings differ must take part in the same allgather). */
+enum { kGatherExtraBytes = 8192 };
+
+bool mca_coll_topoar_gathers_first_call(ompi_communicator_t *comm, size_t bytes)
+{
+    size_t n = (size_t) ompi_comm_size(comm);
+    return n >= 2 && bytes <= kGatherExtraBytes / (n - 1);
+}
+
+static size_t round16(size_t x)
+{
+    return (x + 15) & ~(size_t) 15;
+}
+
+int mca_coll_topoar_nb_gather_first_call(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const void *sbuf,
+                                         void *rbuf, int count, ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         size_t extent)
+{
+    size_t n = (size_t) ompi_comm_size(comm), bytes = (size_t) count * extent;
+    /* a member's block: its data, then its record, each 16-byte aligned */
+    size_t data = round16(bytes), unit = data + round16(sizeof(topoar_rank_info_t));
+    struct mca_coll_topoar_nb_setup *s = NULL;
+    mca_coll_topoar_request_t *released = NULL, *next;
+    char *mine = NULL, *blocks = NULL;
+    int rc = OMPI_ERR_OUT_OF_RESOURCE;
+
+    if (unit > (size_t) INT_MAX) {
+        return OMPI_ERR_NOT_SUPPORTED; /* not reached: gathers_first_call bounds the data */
+    }
+    s = (struct mca_coll_topoar_nb_setup *) calloc(1, sizeof(*s));
+    mine = (char *) calloc(1, unit);
+    blocks = (char *) malloc(n * unit);
+    if (NULL != s) {
+        s->all = (topoar_rank_info_t *) calloc(n, sizeof(*s->all));
+    }
+    if (NULL == s || NULL == mine || NULL == blocks || NULL == s->all) {
+        goto out;
+    }
+    mca_coll_topoar_local_info(&s->conf, &s->mine);
+    if (bytes > 0) {
+        memcpy(mine, MPI_IN_PLACE == sbuf ? rbuf : sbuf, bytes);
+    }
+    memcpy(mine + data, &s->mine, sizeof(s->mine));
+    rc = comm->c_coll->coll_allgather(mine, (int) unit, MPI_BYTE, blocks, (int) unit, MPI_BYTE, comm,
+                                      comm->c_coll->coll_allgather_module);
+    if (OMPI_SUCCESS != rc) {
+        goto out;
+    }
+    /* The result: every member's data in rank order, alike on every member. */
+    if (bytes > 0) {
+        memcpy(rbuf, blocks, bytes);
+        for (size_t i = 1; i < n; ++i) {
+            mca_coll_topoar_reduce_local(m, dtype, op, extent, blocks + i * unit, rbuf, (size_t) count);
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        memcpy(&s->all[i], blocks + i * unit + data, sizeof(s->all[i]));
+    }
+    /* The records have arrived, as a nonblocking allgather's would: the
+     * settings are checked, and the next blocking call (or a nonblocking
+     * one, which needs the engine first) completes the set-up. */
+    s->m = m;
+    s->comm = comm;
+    s->by_blocking = true;
+    s->parked = true; /* never counted as active */
+    OBJ_RETAIN(m);
+    OBJ_RETAIN(comm);
+    pthread_mutex_lock(&nb.lock);
+    m->nb_setup = s;
+    m->nb_provisional = true;
+    __atomic_store_n(&m->state, TOPOAR_STATE_SETTING_UP, __ATOMIC_RELEASE);
+    finish_setup(s, &released); /* frees or keeps s */
+    s = NULL;
+    pthread_mutex_unlock(&nb.lock);
+    for (; released != NULL; released = next) { /* none: nothing could wait for this set-up */
+        next = released->next;
+        req_release(released);
+    }
+out:
+    if (NULL != s) {
+        free(s->all);
+        free(s);
+    }
+    free(mine);
+    free(blocks);
+    return rc;
 }
 
 int mca_coll_topoar_nb_start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)

@@ -177,6 +177,14 @@ static reduce_ctx_t *blocking_reducer(mca_coll_topoar_module_t *m, ompi_datatype
     return r;
 }
 
+void mca_coll_topoar_reduce_local(mca_coll_topoar_module_t *m, ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  size_t extent, const void *in, void *inout, size_t count)
+{
+    topoar_reducer_t reducer;
+    reduce_ctx_t *r = blocking_reducer(m, dtype, op, extent, &reducer);
+    op_reduce(r, in, inout, count);
+}
+
 int mca_coll_topoar_run_fast(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
                              ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {

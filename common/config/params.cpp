@@ -221,11 +221,13 @@ std::vector<ParamInfo> make_table() {
          "same on all ranks."},
         {"deferred_setup", T::boolean, "1", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->deferred_setup); },
-         "auto, a communicator spanning hosts: its first allreduce of at most coll_topoar_trial_max_size "
-         "bytes goes to the previous module while a nonblocking allgather of the ranks' records travels "
-         "beside it, and its next allreduce completes the set-up (links, contest outcomes, agreement) "
-         "(1, the default). 0: the first call waits for the set-up and runs topoar's choice. Must be the "
-         "same on all ranks."},
+         "A communicator spanning hosts: its next allreduce after the first completes the set-up (links, "
+         "contest outcomes, agreement), and with auto a first allreduce of at most "
+         "coll_topoar_trial_max_size bytes goes to the previous module while a nonblocking allgather of "
+         "the ranks' records travels beside it (1, the default). 0: the first call completes the set-up "
+         "and runs topoar's choice. Either way a first call whose data is at most 8192 bytes / (ranks - 1) "
+         "carries the records itself: one allgather of data and record, reduced by every rank. Must be "
+         "the same on all ranks."},
         {"contest_cache_dir", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) {
              c->contest_cache_dir = v;

@@ -25,6 +25,8 @@
  *                never started and of one completed.
  *   mixed        nonblocking, persistent and blocking calls outstanding at
  *                once, on two communicators (WORLD and the split) at once.
+ *                Then new communicators (dups and a reversed split), each
+ *                with a blocking, a nonblocking and a blocking allreduce.
  *   threads      with MPI_THREAD_MULTIPLE (skipped, said, when the library
  *                does not provide it): --threads threads, each on its own
  *                dup of WORLD, run nonblocking batches at the same time.
@@ -1238,6 +1240,49 @@ static void run_threads(const caselist *cl, int nthreads)
 
 /* ------------------------------------------------------------------------ */
 
+/* A new communicator's first calls in the order a program may make them: a
+ * blocking allreduce (its first call: with topoar across hosts, small data
+ * travels with the ranks' records, larger goes beside their nonblocking
+ * allgather), then a nonblocking one before any second blocking call (the
+ * set-up's records have arrived and nothing waited for them: the engine is
+ * built for this call), then a blocking one.  Integer sums of rank-dependent
+ * values, checked exactly on every rank.  Blocking counts alternate between
+ * 2 and 4096 ints, so both first-call forms run at np >= 3. */
+static void run_fresh(int rounds)
+{
+    enum { kBig = 4096 };
+    int *a = xmalloc(kBig * sizeof(int)), *b = xmalloc(kBig * sizeof(int));
+    long long *c = xmalloc(7 * sizeof(long long)), *d = xmalloc(7 * sizeof(long long));
+    for (int it = 0; it < rounds; it++) {
+        MPI_Comm f;
+        MPI_Request req;
+        int n = it % 2 ? kBig : 2, bad = 0;
+        if (it % 3 == 2) MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &f);
+        else MPI_Comm_dup(MPI_COMM_WORLD, &f);
+        int sz, rk;
+        MPI_Comm_size(f, &sz);
+        MPI_Comm_rank(f, &rk);
+        long long ranks = (long long) sz * (sz - 1) / 2;
+        for (int i = 0; i < n; i++) a[i] = rk * 3 + i + it;
+        bad |= MPI_SUCCESS != MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, f);
+        for (int i = 0; i < n; i++) bad |= b[i] != (int) (3 * ranks + (long long) sz * (i + it));
+        for (int i = 0; i < 7; i++) c[i] = (long long) rk * 1000003LL - i;
+        bad |= MPI_SUCCESS != MPI_Iallreduce(c, d, 7, MPI_LONG_LONG, MPI_SUM, f, &req);
+        bad |= MPI_SUCCESS != MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 7; i++) bad |= d[i] != ranks * 1000003LL - (long long) sz * i;
+        for (int i = 0; i < n; i++) a[i] = -rk - i;
+        bad |= MPI_SUCCESS != MPI_Allreduce(MPI_IN_PLACE, a, n, MPI_INT, MPI_SUM, f);
+        for (int i = 0; i < n; i++) bad |= a[i] != (int) (-ranks - (long long) sz * i);
+        if (bad) printf("FAIL rank %d: fresh communicator %d (%d ints): wrong result or error\n", world_rank, it, n);
+        tally(bad);
+        MPI_Comm_free(&f);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+}
+
 static void usage(void)
 {
     if (world_rank == 0)
@@ -1327,6 +1372,8 @@ int main(int argc, char **argv)
             run_nonblocking(&c, &cl, tu_smix(opt_seed ^ (0x100ULL + (uint64_t)i)));
             cctx_finish(&c);
         }
+        if (opt_verbose && world_rank == 0) printf("new communicators: blocking, nonblocking, blocking\n");
+        run_fresh(opt_quick ? 6 : 12);
     }
 #if HAVE_PERSISTENT
     if (modes & 2) {
