@@ -97,6 +97,7 @@ Status predict_chain_calls(const Topology& topo, const std::vector<std::vector<C
             for (int r : phase[i].ranks)
                 out->rank_time[static_cast<std::size_t>(r)] = std::max(out->rank_time[static_cast<std::size_t>(r)], t);
         }
+        out->round_end.push_back(end);
         start = end;
     }
     out->time = start;

@@ -59,8 +59,8 @@ struct ChainCall {
 // Predicts phases of chain calls (see the top of this file) on `topo` with
 // the links, latencies and overhead of `params` (its mode, segments and
 // reduction cost do not apply).  Fills time, rank_time (when each rank's
-// last call ended), the link byte counts and busiest link, messages (one per
-// slice and hop) and bytes_sent.  Fails on a rank out of range, a call of
+// last call ended), round_end (when each phase ended), the link byte counts
+// and busiest link, messages (one per slice and hop) and bytes_sent.  Fails on a rank out of range, a call of
 // fewer than 2 ranks, negative bytes or slice_bytes 0.
 Status predict_chain_calls(const Topology& topo, const std::vector<std::vector<ChainCall>>& phases,
                            std::size_t slice_bytes, const CostParams& params, Prediction* out);

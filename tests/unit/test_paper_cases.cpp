@@ -575,6 +575,8 @@ static void test_chain_calls(void** state) {
     // Phases one after the other: the second starts when the first ended.
     p = chain_run(t, {{a}, {b}}, 256 * 1024, c);
     expect_near(p.time, n / bw + 2 * n / bw + 2 * hop_lat, 1e-9, "two phases");
+    assert_int_equal(p.round_end.size(), 2);
+    expect_near(p.round_end[0], n / bw + hop_lat, 1e-9, "the first phase's end");
     // A link that two hops of a call cross counts twice: ranks 0, 1 on host
     // A and 2, 3 on host B, 0 -> 2 -> 1 -> 3 crosses A's up-link twice.
     const Topology t2 = hosts({2, 2}, {bw, lat}, {0, rank_lat});
