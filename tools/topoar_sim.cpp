@@ -27,9 +27,11 @@
 #include "core/units.hpp"
 #include "decide/decision.hpp"
 #include "engine.hpp"
+#include "model/chain_calls.hpp"
 #include "model/cost_model.hpp"
 #include "model/default_table.hpp"
 #include "model/device_model.hpp"
+#include "planners/planner_flex.hpp"
 #include "planners/planner_hring.hpp"
 #include "topology/device_topology.hpp"
 #include "topology/topology.hpp"
@@ -102,6 +104,12 @@ const char* const kUsage =
     "                          at most B bytes, each costing --round-latency\n"
     "                          (NCCL 2.3: rings x 2 MiB slice); NODE for rounds\n"
     "                          within one host (its own rings)    [0: one step]\n"
+    "  --flex-calls SLICE      flexreduce as its paper ran it (III-B, V), not\n"
+    "                          topoar's plan: every subrange of its layout one\n"
+    "                          NCCL reduce, then broadcast, along a chain\n"
+    "                          pipelined in slices of SLICE bytes (NCCL 2.3:\n"
+    "                          256K); a level's calls at once, levels one\n"
+    "                          after the other (docs/cost-model.md) [off]\n"
     "  --chunk BYTES           the engine's chunk: calls above run as chunks of\n"
     "                          this size, one after the other; 0 = none  [64M]\n"
     "  --exact-flows N         exact max-min up to N flows       [128]\n"
@@ -144,6 +152,7 @@ struct Options {
     bool overhead_given = false, gamma_given = false, mode_given = false, segment_given = false,
          eager_given = false;
     std::size_t chunk = EngineConfig{}.chunk_size;
+    std::size_t flex_calls = 0;  // --flex-calls: slice size, 0 = off
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -328,6 +337,9 @@ Options parse(int argc, char** argv) {
             check(parse_latency(val(), &o.model.handshake_queue_delay));
         } else if (a == "--round-latency") {
             check(parse_latency(val(), &o.model.round_latency));
+        } else if (a == "--flex-calls") {
+            o.flex_calls = parse_bytes(val());
+            if (o.flex_calls == 0) die("--flex-calls wants a slice size above 0");
         } else if (a == "--round-step") {
             const std::string v = val();
             const std::size_t comma = v.find(',');
@@ -465,6 +477,25 @@ Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Op
     popt.pipeline_elems = u.pipeline_bytes ? std::max<std::size_t>(1, u.pipeline_bytes / o.elem) : 0;
     CostParams model = o.model;
     if (!o.cuda) model.segment_bytes = u.segment_bytes;  // device: the device model's own
+    if (alg == Algorithm::flexreduce && o.flex_calls > 0) {  // the paper's NCCL calls, not topoar's plan
+        FlexLayout layout;
+        double c0 = cpu_now();
+        Status s = flex_layout(topo, count, &layout);
+        r.plan_cpu = cpu_now() - c0;
+        if (s) {
+            c0 = cpu_now();
+            s = predict_chain_calls(topo, flex_chain_calls(layout, o.elem), o.flex_calls, model, &r.pred);
+            r.sim_cpu = cpu_now() - c0;
+        }
+        if (!s) {
+            r.code = s.code();
+            r.note = s.message();
+            return r;
+        }
+        r.ok = true;
+        r.time = r.pred.time * chunks;
+        return r;
+    }
     Plan plan;
     double c0 = cpu_now();
     Status s = make_plan(alg, topo, count, -1, popt, &plan);
@@ -629,6 +660,10 @@ int main(int argc, char** argv) {
         std::printf("  round steps of %s, within a host %s\n",
                     o.model.round_step_bytes ? format_size(o.model.round_step_bytes).c_str() : "any size",
                     o.model.round_step_bytes_node ? format_size(o.model.round_step_bytes_node).c_str() : "the same");
+
+    if (o.flex_calls > 0)
+        std::printf("  flexreduce as NCCL reduce/broadcast calls per subrange, slices of %s, levels in turn\n",
+                    format_size(o.flex_calls).c_str());
 
     std::FILE* csv = nullptr;
     if (!o.csv_file.empty()) {

@@ -178,6 +178,12 @@ void Network::try_start_wire(int box_id, double t) {
     start_flow(m, box_id, bytes, t);
 }
 
+void Network::account(int box, double bytes, std::size_t messages) {
+    messages_ += messages;
+    bytes_sent_ += bytes;
+    for (int l : boxes_[static_cast<std::size_t>(box)].path) link_bytes_[static_cast<std::size_t>(l)] += bytes;
+}
+
 void Network::count_message(int box, double bytes) {
     ++messages_;
     bytes_sent_ += bytes;

@@ -103,6 +103,14 @@ public:
     // Messages, bytes, rate updates and the per-link statistics.
     void report(Prediction* out) const;
 
+    // For models that move data without this class's flows (chain_calls.hpp):
+    // a link's capacity (bytes/s, infinity if unlimited), how many links
+    // there are, and `bytes` in `messages` messages over box's path counted
+    // in the statistics report() gives.
+    double capacity(int link) const { return cap_[static_cast<std::size_t>(link)]; }
+    std::size_t num_links() const { return cap_.size(); }
+    void account(int box, double bytes, std::size_t messages);
+
 private:
     void count_message(int box, double bytes);
     void start_flow(int msg, int box, double bytes, double t);

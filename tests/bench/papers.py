@@ -12,7 +12,11 @@ against published side by side (docs/cost-model.md, "The papers"):
   flexreduce  FlexReduce V-A: its time saving over NCCL's ring on 2 and 3
               machines of 1080Ti GPUs (4-12 learners);
   rat         RAT 4.2, oversubscribed scenario: ring against RAT (the
-              aggregation trees) on 4 racks of 4..64 workers.
+              aggregation trees) on 4 racks of 4..64 workers;
+  ivc         the hierarchical-ring paper's own closed form (IV-C, IV-D),
+              no topoar_sim: Table II as measured times and as IV-C
+              predicts it, and where IV-C places the best factorizations
+              (not in the default --only: a reference, not a prediction).
 
 The model's constants are only those the papers give for the purpose
 (ABCI: alpha, B_IB, s, the 2 HCAs per 4 GPUs, NVLink = 12 B_IB for a
@@ -20,7 +24,7 @@ The model's constants are only those the papers give for the purpose
 is fitted to the numbers predicted.
 
   /usr/bin/python3 tests/bench/papers.py [--sim PATH] [--only abci,flexreduce,rat]
-                                         [--max-procs 2048] [--markdown]
+                                         [--max-procs 2048] [--markdown]   (parts: also ivc)
                                          [--search-nic tied|both|lanes]
 
 Exit status 0 when every case ran; the last lines count the targets met.
@@ -131,6 +135,16 @@ FLEX_SAVING = {2: (0.32, 0.42), 3: (0.21, 0.25)}
 # Fixtures flexreduce-P.topo.
 FLEX = ["--mem", "cuda", "--sizes", "480000000", "--chunk", "0", "--gpu-link", "12GB/s,2us",
         "--gpu-nic-link", "10Gbit,5us", "--gpu-nics", "1", "--algs", "ring,flexreduce,hring"]
+# III-B, V: the prototype runs every subrange as one ncclReduce (then
+# ncclBroadcast), a level's calls "fully parallel", the next level after
+# them.  NCCL 2.3.5 (tag v2.3.5-5, read for the structure only) pipelines a
+# reduce or broadcast along its ring in substeps of NCCL_BUFFSIZE (4 MiB,
+# src/include/core.h) / (REDUCE_BUFCHUNKS 2 x REDUCE_SUBSTEPS 8,
+# src/collectives/collectives.h; BROADCAST_* the same), each forwarded as
+# soon as it is written (device/primitives.h) and sent by the network proxy
+# as one message (src/transport.cu, src/transport/net.cu): 256 KiB slices
+# (topoar_sim --flex-calls; common/model/chain_calls.hpp).
+NCCL_CHAIN_SLICE = (4 << 20) // (2 * 8)
 
 # ----------------------------------------------------------------- RAT ----
 # rat-allreduce-tree.txt 4.1: spine-leaf, 2 spines, 4 leaves (racks), the
@@ -219,6 +233,112 @@ def iv_c_place(best, names):
     return first, last, len(four), steps[best], min(steps.values())
 
 
+def iv_c_layer_bandwidth(fac, i):
+    """B/s of layer i of factorization fac (topology order, 4 GPUs per node)
+    in the paper's closed form (IV-C with IV-D's bandwidths): the node's
+    4-GPU NVLink ring 12 B_IB; a ring across nodes in which every GPU sends
+    B_IB / 2 per GPU (2 HCAs per 4 GPUs); a ring that enters and leaves each
+    node once 2 B_IB (Eq. 2, the flat ring).  None where the paper gives no
+    constant (rings of GPU pairs: "if the number is two, we cannot exploit
+    all links")."""
+    before = 1
+    for x in fac[:i]:
+        before *= x
+    upto = before * fac[i]
+    if upto <= 4:
+        return 12 * B_IB * 1e6 if before == 1 and fac[i] == 4 else None
+    if before == 1:
+        return 2 * B_IB * 1e6
+    return B_IB / 2 * 1e6 if before >= 4 else None
+
+
+def iv_c_dims(fac, nbytes=128 << 20):
+    """[(seconds, bus bandwidth B/s) or None] per layer: 2 s alpha (p - 1) +
+    2 (p - 1) / p n_i / bw_i, bus bandwidth 2 (p - 1) / p n_i / time."""
+    out, n = [], float(nbytes)
+    for i, p in enumerate(fac):
+        bw = iv_c_layer_bandwidth(fac, i)
+        if bw is None:
+            out.append(None)
+        else:
+            t = 2 * S_CHUNKS * ALPHA_US * 1e-6 * (p - 1) + 2 * (p - 1) / p * n / bw
+            out.append((t, 2 * (p - 1) / p * n / t))
+        n /= p
+    return out
+
+
+def factorizations(p, levels=4):
+    """Every ordered factorization of p into at most `levels` factors >= 2
+    (topoar_sim --search-hring's set)."""
+    if p == 1:
+        return [[]]
+    out = []
+    for f in range(2, p + 1):
+        if p % f == 0:
+            for rest in factorizations(p // f, levels - 1) if levels > 1 else ([[]] if f == p else []):
+                if len(rest) < levels:
+                    out.append([f] + rest)
+    return [x for x in out if 1 <= len(x) <= levels]
+
+
+def ivc(markdown, targets):
+    """What the paper's own closed form says (no topoar_sim): Table II's rows
+    as measured times, Table II per dimension under IV-C, and where IV-C
+    places the paper's best factorizations."""
+    n = 128 << 20
+    print("Table II as measured, as times (a dimension: 2 (p - 1) / p x its message / its bus bandwidth)")
+    rows = []
+    for f, pub in TABLE2:
+        fac = [int(x) for x in f.split("x")]
+        t, m = 0.0, float(n)
+        for i, b in enumerate(pub):
+            t += 2 * (fac[i] - 1) / fac[i] * m / (b * 1e6)
+            m /= fac[i]
+        rows.append((t, TABLE2_NAMES.get(f, f), len(pub) < len(fac)))
+    table([[name, "%.2f ms%s" % (t * 1e3, " (4 dims shown)" if part else "")] for t, name, part in sorted(rows)],
+          ["topology", "time"], markdown)
+    print("Table II as the paper's closed form IV-C predicts it (MB/s, predicted / published)")
+    rows, good, ok_cells, cells = [], 0, 0, 0
+    for f, pub in TABLE2:
+        fac = [int(x) for x in f.split("x")]
+        pred = iv_c_dims(fac)
+        row, ok = [], True
+        for i, b in enumerate(pub):
+            if pred[i] is None:
+                row.append("no constant")
+                ok = False
+                continue
+            e = pct(pred[i][1] / 1e6, b)
+            cells += 1
+            ok_cells += abs(e) <= 25
+            ok = ok and abs(e) <= 25
+            row.append("%.0f / %.0f (%+.0f%%)" % (pred[i][1] / 1e6, b, e))
+        good += ok and f != "128"
+        rows.append([TABLE2_NAMES.get(f, f)] + row + [""] * (4 - len(row)) + ["yes" if ok else "no"])
+    table(rows, ["topology", "1st dim", "2nd dim", "3rd dim", "4th dim", "all within 25%"], markdown)
+    print("  rows within 25 %%: %d of 11; cells within 25 %%: %d of %d priced\n" % (good, ok_cells, cells))
+    targets.append(("IV-C itself: Table II rows within +-25 % (>= 8 of 11)", "%d of 11" % good, good >= 8))
+    print("The paper's best factorization under IV-C (at most 4 factors; factorizations starting with a GPU pair "
+          "have no constant)")
+    rows = []
+    for p in sorted(BEST):
+        best = BEST[p][0]
+        priced = {}
+        for fac in factorizations(p):
+            d = iv_c_dims(fac)
+            if all(x is not None for x in d):
+                priced["x".join(map(str, fac))] = sum(x[0] for x in d)
+        tb = priced[best]
+        first = 1 + sum(1 for t in priced.values() if t < tb * (1 - 1e-12))
+        last = sum(1 for t in priced.values() if t <= tb * (1 + 1e-12))
+        top = sorted(priced.items(), key=lambda kv: kv[1])[:3]
+        place = "#%d of %d" % (first, len(priced)) if first == last else "#%d-%d of %d" % (first, last, len(priced))
+        rows.append([p, best, "%.2f ms" % (tb * 1e3), place, ", ".join("%s %.2f ms" % (f, t * 1e3) for f, t in top)])
+        targets.append(("IV-C itself: %d processes, paper's best %s among its three best" % (p, best), place,
+                        last <= 3))
+    table(rows, ["procs", "paper's best", "IV-C time", "IV-C place (priced)", "IV-C's three best"], markdown)
+
+
 def abci(sim, max_procs, markdown, targets, search_nic="tied"):
     topo = lambda p: ["--topology", os.path.join(TOPO, "abci-%d.topo" % p)]
 
@@ -287,8 +407,11 @@ def abci(sim, max_procs, markdown, targets, search_nic="tied"):
         ivc_txt = ("#%d-%d of %d (%d vs %d steps)" % ivc if ivc[0] != ivc[1] else "#%d of %d (%d vs %d steps)" %
                    (ivc[0], ivc[2], ivc[3], ivc[4])) if ivc else "-"
         sim_four = four.index(best) + 1 if best in four else None
+        no_pairs = [f for f in names if f.split("x")[0] != "2"]  # the pair layer has no constant
+        sim_no_pairs = no_pairs.index(best) + 1 if best in no_pairs else None
         rows.append([p, best, top3, "#%d of %d, %s" % (place, len(names), gap) if place else "not ranked",
-                     "#%d of %d" % (sim_four, len(four)) if sim_four else "-", ivc_txt, "%.2f" % pub_speed] +
+                     "#%d of %d" % (sim_four, len(four)) if sim_four else "-", ivc_txt,
+                     "#%d of %d" % (sim_no_pairs, len(no_pairs)) if sim_no_pairs else "-", "%.2f" % pub_speed] +
                     ["%.2f (%+.0f%%)" % (speeds[v], pct(speeds[v], pub_speed)) for v in ("tied", "both", "lanes")])
         targets.append(("%d processes: paper's best %s among the three best (%s)" % (p, best, search_nic),
                         "place %s" % place, in_top3))
@@ -297,7 +420,8 @@ def abci(sim, max_procs, markdown, targets, search_nic="tied"):
             targets.append(("%d processes: speedup over the flat ring within +-25 %% (%s)" % (p, v),
                             "%.2f vs %.2f (%+.0f %%)" % (speeds[v], pub_speed, e), abs(e) <= 25))
     table(rows, ["procs", "paper's best", "topoar_sim's three best", "paper's best: place, vs best",
-                 "among 4x..: topoar_sim", "among 4x..: paper's IV-C", "published speedup",
+                 "among 4x..: topoar_sim", "among 4x..: paper's IV-C", "without 2x..: topoar_sim",
+                 "published speedup",
                  "predicted: tied", "both HCAs", "lanes"], markdown)
 
     # Fig. 5: one GPU per node, one ring (NCCL_MAX_NRINGS=1), bus bandwidth
@@ -318,14 +442,17 @@ def abci(sim, max_procs, markdown, targets, search_nic="tied"):
 
 def flexreduce(sim, markdown, targets):
     print("FlexReduce V-A: time saving of FlexReduce over NCCL's ring, 120M floats; FlexReduce as the paper ran it "
-          "(one NCCL reduce/broadcast per subrange: --pipeline 0) and as topoar plans it for devices (1 MiB units)")
+          "(one NCCL reduce/broadcast per subrange, pipelined in %d KiB slices, levels in turn: --flex-calls), "
+          "topoar's plan unpipelined (--pipeline 0) and with 1 MiB units" % (NCCL_CHAIN_SLICE >> 10))
     rows = []
     for p, shape in sorted(FLEX_SHAPES.items()):
         machines = shape.count(",") + 1
         topo = ["--topology", os.path.join(TOPO, "flexreduce-%d.topo" % p)]
         _, r = run(sim, topo + FLEX + ["--pipeline", "0"])
+        _, rc = run(sim, topo + FLEX + ["--pipeline", "0", "--flex-calls", str(NCCL_CHAIN_SLICE)])
         _, r1 = run(sim, topo + FLEX)
-        ring, fr = float(r["ring"]["time_s"]), float(r["flexreduce"]["time_s"])
+        ring, fr = float(rc["ring"]["time_s"]), float(rc["flexreduce"]["time_s"])
+        fr_whole = float(r["flexreduce"]["time_s"])
         fr_topoar = float(r1["flexreduce"]["time_s"])
         blc = float(r["hring"]["time_s"]) if "hring" in r else None
         saving = 1 - fr / ring
@@ -336,16 +463,18 @@ def flexreduce(sim, markdown, targets):
         err = 0 if rlo <= ratio <= rhi else pct(ratio, rlo if ratio < rlo else rhi)
         ok = abs(err) <= 20
         rows.append([p, shape.replace(",", "+"), "%.0f ms" % (ring * 1e3), "%.0f ms" % (fr * 1e3),
+                     "%.0f ms (%.2f)" % (fr_whole * 1e3, ring / fr_whole),
                      "%.0f ms (%.2f)" % (fr_topoar * 1e3, ring / fr_topoar),
                      "%.0f ms" % (blc * 1e3) if blc else "-", "%.0f %%" % (saving * 100),
                      "%d-%d %%" % (lo * 100, hi * 100), "%.2f" % ratio, "%.2f-%.2f" % (rlo, rhi),
-                     "%+.0f %%" % err, "yes" if ok else "no"])
+                     "%+d %%" % round(err), "yes" if ok else "no"])
         targets.append(("FlexReduce %d learners (%s): ring/FlexReduce within +-20 %% of the published range" %
                         (p, shape), "%.2f vs %.2f-%.2f" % (ratio, rlo, rhi), ok))
         r1lo_err = 0 if rlo <= ring / fr_topoar <= rhi else pct(ring / fr_topoar, rlo if ring / fr_topoar < rlo else rhi)
         targets.append(("FlexReduce %d learners (%s), topoar's 1 MiB pipelined plan: the same" % (p, shape),
                         "%.2f vs %.2f-%.2f" % (ring / fr_topoar, rlo, rhi), abs(r1lo_err) <= 20))
-    table(rows, ["learners", "GPUs per machine", "ring", "flexreduce", "flexreduce 1 MiB units (ring/FR)",
+    table(rows, ["learners", "GPUs per machine", "ring", "flexreduce (NCCL calls)", "plan unpipelined (ring/FR)",
+                 "plan 1 MiB units (ring/FR)",
                  "hring (BlueConnect)", "saving",
                  "published saving", "ring/FR", "published", "off by", "within 20%"], markdown)
 
@@ -388,8 +517,10 @@ def main():
             flexreduce(a.sim, a.markdown, targets)
         elif part == "rat":
             rat(a.sim, a.markdown, targets)
+        elif part == "ivc":
+            ivc(a.markdown, targets)
         else:
-            sys.exit("papers.py: unknown part '%s' (abci, flexreduce, rat)" % part)
+            sys.exit("papers.py: unknown part '%s' (abci, flexreduce, rat, ivc)" % part)
     print("Targets:")
     for what, value, ok in targets:
         print("  [%s] %s: %s" % ("met" if ok else "MISSED", what, value))

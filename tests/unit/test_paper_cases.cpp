@@ -7,13 +7,17 @@
 // (round_end, rank_round_end); and the paper cases that
 // tests/bench/papers.py prints, pinned where the model meets the papers:
 // ABCI (hierarchical-ring paper V, fixtures abci-*.topo), FlexReduce on two
-// machines, RAT's ring against its trees.
+// machines, RAT's ring against its trees.  And the chain calls of
+// model/chain_calls.hpp (NCCL 2.3's reduce and broadcast pipelined in
+// slices; FlexReduce as its paper ran it, topoar_sim --flex-calls).
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "model/chain_calls.hpp"
 #include "model/cost_model.hpp"
 #include "model/device_model.hpp"
+#include "planners/planner_flex.hpp"
 #include "planners/planner_hring.hpp"
 #include "planners/planners.hpp"
 #include "topology/device_topology.hpp"
@@ -463,16 +467,24 @@ static void test_abci_512(void** state) {
     if (!(best <= fastest * 1.05)) fail_msg("512: 4x8x4x4 %.3f ms, fastest %.3f ms", best * 1e3, fastest * 1e3);
 }
 
+// FlexReduce's machines as tests/bench/papers.py describes them: 12 GB/s
+// PCIe per GPU, one 10 Gbit/s Ethernet NIC per machine (assumptions: the
+// paper names neither).
+DeviceModel flexreduce_model() {
+    DeviceModel m;
+    m.gpu = Link{12e9, 2e-6};
+    m.nic = Link{1.25e9, 5e-6};
+    m.nics = 1;
+    return m;
+}
+
 // FlexReduce V-A on two machines: ring / FlexReduce = 2 (P - 1) / P when
 // the Ethernet is the bottleneck (Eq. 6: each machine's link carries n),
 // the paper's 32-42 % saving for 4-8 learners.  10 Gbit/s Ethernet and
 // 12 GB/s PCIe are assumptions (the paper names neither).
 static void test_flexreduce_two_machines(void** state) {
     (void)state;
-    DeviceModel m;
-    m.gpu = Link{12e9, 2e-6};
-    m.nic = Link{1.25e9, 5e-6};
-    m.nics = 1;
+    const DeviceModel m = flexreduce_model();
     int checked = 0;
     for (const std::vector<int>& shape : {std::vector<int>{2, 2}, {3, 2}, {4, 4}}) {
         const Topology dev = device(hosts(shape, {1e9, 0}, {1e9, 0}), m);
@@ -519,6 +531,112 @@ static void test_rat_ring_and_trees(void** state) {
     if (!(ratio > 0.9 && ratio < 1.1)) fail_msg("ring / tree %.3f", ratio);
 }
 
+// A chain call of k hops over n bytes in slices of c, alone: the hops carry
+// it at once, (n + (k - 1) c) / bw plus every hop's latency -- not k n / bw
+// as whole messages relayed after arrival.  One host per rank, ranks'
+// links unlimited, host links bw: every hop is limited by bw.
+Prediction chain_run(const Topology& t, const std::vector<std::vector<ChainCall>>& phases, std::size_t slice,
+                     const CostParams& c) {
+    Prediction p;
+    Status s = predict_chain_calls(t, phases, slice, c, &p);
+    if (!s) fail_msg("predict_chain_calls: %s", s.message().c_str());
+    return p;
+}
+
+static void test_chain_calls(void** state) {
+    (void)state;
+    const double bw = 1.25e9, lat = 5e-6, rank_lat = 2e-6;
+    const Topology t = hosts({1, 1, 1, 1, 1}, {bw, lat}, {0, rank_lat});
+    CostParams c;
+    c.overhead = 8e-6;
+    const double hop_lat = 2 * lat + 2 * rank_lat + c.overhead;
+    const double n = 64.0 * (1 << 20), slice = 256 * 1024;
+    int checked = 0;
+    for (int k : {1, 2, 4}) {
+        ChainCall call;
+        for (int r = 0; r <= k; ++r) call.ranks.push_back(r);
+        call.bytes = n;
+        const Prediction p = chain_run(t, {{call}}, 256 * 1024, c);
+        expect_near(p.time, (n + (k - 1) * slice) / bw + k * hop_lat, 1e-9, "chain of k hops, pipelined");
+        if (k > 1 && !(p.time < 0.6 * k * n / bw)) fail_msg("chain of %d hops relays whole messages", k);
+        expect_near(p.rank_time[static_cast<std::size_t>(k)], p.time, 1e-12, "the last rank's end");
+        expect_near(p.bytes_sent, k * n, 1e-12, "bytes over all hops");
+        assert_int_equal(p.messages, static_cast<std::size_t>(k) * 256);  // a message per slice and hop
+        ++checked;
+    }
+    assert_int_equal(checked, 3);
+
+    // Two calls out of host 0 share its up-link: n at bw / 2, then the
+    // longer one's last n at bw alone (progressive filling).
+    ChainCall a{{0, 1}, n}, b{{0, 2}, 2 * n};
+    Prediction p = chain_run(t, {{a, b}}, 256 * 1024, c);
+    expect_near(p.rank_time[1], 2 * n / bw + hop_lat, 1e-9, "the shorter of two calls on one link");
+    expect_near(p.time, 3 * n / bw + hop_lat, 1e-9, "the longer of two calls on one link");
+    // Phases one after the other: the second starts when the first ended.
+    p = chain_run(t, {{a}, {b}}, 256 * 1024, c);
+    expect_near(p.time, n / bw + 2 * n / bw + 2 * hop_lat, 1e-9, "two phases");
+    assert_int_equal(p.round_end.size(), 2);
+    expect_near(p.round_end[0], n / bw + hop_lat, 1e-9, "the first phase's end");
+    // A link that two hops of a call cross counts twice: ranks 0, 1 on host
+    // A and 2, 3 on host B, 0 -> 2 -> 1 -> 3 crosses A's up-link twice.
+    const Topology t2 = hosts({2, 2}, {bw, lat}, {0, rank_lat});
+    ChainCall z{{0, 2, 1, 3}, n};
+    p = chain_run(t2, {{z}}, 256 * 1024, c);
+    expect_near(p.time, (n + 2 * slice) / (bw / 2) + 3 * hop_lat, 1e-9, "a link crossed twice");
+    // Bad input is refused.
+    Prediction bad;
+    assert_false(predict_chain_calls(t, {{a}}, 0, c, &bad).is_ok());
+    assert_false(predict_chain_calls(t, {{ChainCall{{0}, n}}}, 1024, c, &bad).is_ok());
+    assert_false(predict_chain_calls(t, {{ChainCall{{0, 9}, n}}}, 1024, c, &bad).is_ok());
+    assert_false(predict_chain_calls(t, {{ChainCall{{0, 0}, n}}}, 1024, c, &bad).is_ok());
+    assert_false(predict_chain_calls(t, {{ChainCall{{0, 1}, -1}}}, 1024, c, &bad).is_ok());
+}
+
+// FlexReduce as its paper ran it: per subrange one reduce along the ring of
+// its participants ending at the owner, levels bottom up, then one
+// broadcast from the owner, levels top down.  On 4+3+3 (the paper's V-A, 10
+// learners; 10 Gbit/s Ethernet and 12 GB/s PCIe assumed, as papers.py) the
+// ring / FlexReduce ratio lands within 20 % of the published 1.27-1.33,
+// where topoar's unpipelined plan (whole subranges relayed after arrival)
+// gives 0.70.
+static void test_flexreduce_calls(void** state) {
+    (void)state;
+    const DeviceModel m = flexreduce_model();
+    const Topology dev = device(hosts({4, 3, 3}, {1e9, 0}, {1e9, 0}), m);
+    const std::size_t count = 120000000;
+    FlexLayout layout;
+    assert_true(flex_layout(dev, count, &layout).is_ok());
+    const auto phases = flex_chain_calls(layout, 4);
+    assert_int_equal(phases.size(), 2 * layout.levels.size());
+    std::size_t calls = 0;
+    for (std::size_t l = 0; l < layout.levels.size(); ++l) {
+        const auto& subs = layout.levels[l].subranges;
+        const auto& red = phases[l];
+        const auto& bc = phases[phases.size() - 1 - l];
+        assert_int_equal(red.size(), subs.size());
+        assert_int_equal(bc.size(), subs.size());
+        for (std::size_t i = 0; i < subs.size(); ++i) {
+            assert_int_equal(red[i].ranks.back(), subs[i].owner);
+            assert_int_equal(bc[i].ranks.front(), subs[i].owner);
+            assert_int_equal(red[i].ranks.size(), subs[i].participants.size());
+            expect_near(red[i].bytes, 4.0 * subs[i].range.count, 1e-12, "a call's bytes");
+            ++calls;
+        }
+    }
+    assert_true(calls > 0);
+    const CostParams c = device_cost_params(m);
+    const double t_calls = chain_run(dev, phases, 256 * 1024, c).time;
+    Plan ring, flex;
+    PlanOptions o;
+    o.pipeline_elems = 0;
+    assert_true(make_plan(Algorithm::ring, dev, count, -1, o, &ring).is_ok());
+    assert_true(make_plan(Algorithm::flexreduce, dev, count, -1, o, &flex).is_ok());
+    const double t_ring = run(dev, ring, 4, c).time, t_plan = run(dev, flex, 4, c).time;
+    const double ratio = t_ring / t_calls;
+    if (!(ratio >= 1.27 * 0.8 && ratio <= 1.33 * 1.2)) fail_msg("ring / FlexReduce calls %.3f", ratio);
+    if (!(t_calls < t_plan)) fail_msg("calls %.4f s not below the unpipelined plan's %.4f s", t_calls, t_plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nic_lanes),
@@ -533,6 +651,8 @@ int main(void) {
         cmocka_unit_test(test_abci_512),
         cmocka_unit_test(test_flexreduce_two_machines),
         cmocka_unit_test(test_rat_ring_and_trees),
+        cmocka_unit_test(test_chain_calls),
+        cmocka_unit_test(test_flexreduce_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
