@@ -36,9 +36,10 @@
 // Then fan-in rounds (three hosts or more; measured.hpp says why and which
 // hosts), one after the other, each after a gather of every rank's row so
 // that every rank picks the same next one (next_fan_ins: one fan-in per
-// rack, at once) or stops alike:
+// rack, at once, or one alone with senders from other racks too) or stops
+// alike:
 //
-//   R (receiver, leads)        S1 .. Sk (up to 4 hosts of R's rack)
+//   R (receiver, leads)        S1 .. Sk (up to 4 hosts, R's rack first)
 //   |--- s to each ----------->|      sizes as in a pair session, no pings,
 //   |<== N x s from each ======|      k streams into R at once, s at most
 //   ...                               max_message / k (a pair's bytes in
