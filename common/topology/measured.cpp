@@ -148,23 +148,42 @@ double crossing_rate(const ProbeMatrix& m, const std::vector<int>& group, int g,
     return mean ? (rounds > 0 ? total / rounds : 0) : most;
 }
 
-double rack_fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group) {
+namespace {
+
+using Rounds = std::vector<std::vector<std::pair<int, int>>>;
+
+// rack_fit_error over the rounds of probe_schedule(m.hosts), computed once
+// by the caller (infer_racks scores every candidate partition).
+double fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group,
+                 const Rounds& rounds) {
     const int n = m.hosts;
     int groups = 0;
     for (int g : group) groups = std::max(groups, g + 1);
     // Links: host i's up-link is link i, rack g's uplink link n + g.  A
     // rack's uplink is taken as the most its leaving pairs moved together
-    // in one round (they shared it, so it carried at least that).
-    // (Unknown: unlimited.)
+    // in one round (they shared it, so it carried at least that: as
+    // crossing_rate, all racks in one pass).  Unknown: unlimited.
     const double unlimited = std::numeric_limits<double>::infinity();
     std::vector<double> capacity(static_cast<std::size_t>(n + (groups > 1 ? groups : 0)), unlimited);
     auto known = [&](double rate) { return rate > 0 ? rate : unlimited; };
     for (int i = 0; i < n; ++i) capacity[static_cast<std::size_t>(i)] = known(up[static_cast<std::size_t>(i)]);
-    if (groups > 1)
-        for (int g = 0; g < groups; ++g) capacity[static_cast<std::size_t>(n + g)] = known(crossing_rate(m, group, g, false));
+    if (groups > 1) {
+        std::vector<double> most(static_cast<std::size_t>(groups), 0.0), sum(most.size());
+        for (const auto& round : rounds) {
+            std::fill(sum.begin(), sum.end(), 0.0);
+            for (const auto& p : round) {
+                const int a = group[static_cast<std::size_t>(p.first)], b = group[static_cast<std::size_t>(p.second)];
+                if (a == b || !m.measured(p.first, p.second)) continue;
+                sum[static_cast<std::size_t>(a)] += m.bw_at(p.first, p.second);
+                sum[static_cast<std::size_t>(b)] += m.bw_at(p.first, p.second);
+            }
+            for (std::size_t g = 0; g < sum.size(); ++g) most[g] = std::max(most[g], sum[g]);
+        }
+        for (int g = 0; g < groups; ++g) capacity[static_cast<std::size_t>(n + g)] = known(most[static_cast<std::size_t>(g)]);
+    }
     const double tolerance = std::log(kFitTolerance);
     double error = 0;
-    for (const auto& round : probe_schedule(n)) {
+    for (const auto& round : rounds) {
         std::vector<std::vector<int>> links;
         std::vector<double> measured;
         for (const auto& p : round) {
@@ -185,6 +204,12 @@ double rack_fit_error(const ProbeMatrix& m, const std::vector<double>& up, const
         }
     }
     return error;
+}
+
+}  // namespace
+
+double rack_fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group) {
+    return fit_error(m, up, group, probe_schedule(m.hosts));
 }
 
 std::vector<int> infer_racks(const ProbeMatrix& m, const std::vector<double>& rates, int* num_groups) {
@@ -251,11 +276,12 @@ std::vector<int> infer_racks(const ProbeMatrix& m, const std::vector<double>& ra
             if (i == 0) break;
         }
     }
-    const double flat = rack_fit_error(m, up, none);
+    const Rounds rounds = probe_schedule(n);
+    const double flat = fit_error(m, up, none, rounds);
     double best_error = flat;
     const std::vector<int>* best = nullptr;
     for (const auto& c : candidates) {
-        const double e = rack_fit_error(m, up, c);
+        const double e = fit_error(m, up, c, rounds);
         if (e < best_error) {
             best_error = e;
             best = &c;
