@@ -425,8 +425,12 @@ std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
         double outside = 0;
         for (int g = 0; g < groups; ++g)
             if (g != b.group[u]) outside += std::min(from[static_cast<std::size_t>(g)], uplink[static_cast<std::size_t>(g)]);
-        if (!(outside > 0)) continue;
-        f.senders_rate = from[static_cast<std::size_t>(b.group[u])] + std::min(outside, uplink[static_cast<std::size_t>(b.group[u])]);
+        // What the uplink can add must be a good part of the bound: a fast
+        // host under a slow uplink (s2: 1 Gbit/s under 200 Mbit/s) gains
+        // little, and a noisy bound below its mate's would cost s2 rounds.
+        outside = std::min(outside, uplink[static_cast<std::size_t>(b.group[u])]);
+        if (!(outside > 0) || outside < kCrossFanInShare * b.rate[u]) continue;
+        f.senders_rate = from[static_cast<std::size_t>(b.group[u])] + outside;
         if (!(f.senders_rate > kCrossFanInMargin * b.rate[u])) continue;
         std::sort(f.senders.begin(), f.senders.end());
         out.push_back(std::move(f));

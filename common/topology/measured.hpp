@@ -120,6 +120,13 @@ constexpr int kMaxFanIns = 4;
 // receiver's bound (a rack of two 1 Gbit/s hosts under a 200 Mbit/s uplink
 // could show 1.2x: not worth a round).
 constexpr double kCrossFanInMargin = 1.25;
+// ... and what the other racks can add through the receiver's rack uplink
+// must be at least this share of its bound (on s2, 1 Gbit/s hosts under a
+// 200 Mbit/s uplink, measured at 592 and 196 Mbit/s in one run, a host
+// measured low beside its mate otherwise got a fan-in: set-up 835-1042 ms
+// instead of main's 516-590).  Racks 1000/100 | 250/1000 under 100: the
+// 1000 Mbit/s host beside the 100 one (bound 100-143) still gets its own.
+constexpr double kCrossFanInShare = 0.4;
 
 // What the matrix proves about every host's up-link b_i so far.
 //   rate[i]: a lower bound, the best of its pairs and of a fan-in into it;
@@ -185,8 +192,8 @@ HostBounds host_bounds(const ProbeMatrix& m);
 // kMaxFanInSenders, highest bounds first) can show more than
 // kCrossFanInMargin times its bound: its mates' sum plus, from each other
 // rack, at most what that rack's uplink carried in a pair round, and all of
-// that at most what its own rack's uplink carried (crossing_rate's most;
-// senders_rate is that sum).  This covers a host whose only rack mate is
+// that at most what its own rack's uplink carried (crossing_rate's most,
+// and at least kCrossFanInShare of the bound; senders_rate is that sum).  This covers a host whose only rack mate is
 // slower (racks of two).  Empty when no host qualifies (two hosts, every
 // host exact).  Senders ascending, fan-ins by receiver.
 struct FanIn {
