@@ -403,8 +403,22 @@ std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
     int groups = 0;
     for (int g : b.group) groups = std::max(groups, g + 1);
     if (groups < 2) return out;
+    // What a rack's uplink surely carries: the least its leaving pairs
+    // moved together in a pair round (the most can be a round whose
+    // streams overlapped a token bucket's burst: s2's 200 Mbit/s uplink
+    // once showed 217 and 430 in its two crossing rounds).
     std::vector<double> uplink(static_cast<std::size_t>(groups), 0.0);
-    for (int g = 0; g < groups; ++g) uplink[static_cast<std::size_t>(g)] = crossing_rate(m, b.group, g, false);
+    for (const auto& round : probe_schedule(n)) {
+        std::vector<double> sum(static_cast<std::size_t>(groups), 0.0);
+        for (const auto& p : round) {
+            const int a = b.group[static_cast<std::size_t>(p.first)], c = b.group[static_cast<std::size_t>(p.second)];
+            if (a == c || !m.measured(p.first, p.second)) continue;
+            sum[static_cast<std::size_t>(a)] += m.bw_at(p.first, p.second);
+            sum[static_cast<std::size_t>(c)] += m.bw_at(p.first, p.second);
+        }
+        for (std::size_t g = 0; g < sum.size(); ++g)
+            if (sum[g] > 0) uplink[g] = uplink[g] > 0 ? std::min(uplink[g], sum[g]) : sum[g];
+    }
     for (int r : order) {
         const std::size_t u = static_cast<std::size_t>(r);
         const bool tried = u < m.fan_in.size() && m.fan_in[u] > 0;

@@ -192,8 +192,9 @@ HostBounds host_bounds(const ProbeMatrix& m);
 // kMaxFanInSenders, highest bounds first) can show more than
 // kCrossFanInMargin times its bound: its mates' sum plus, from each other
 // rack, at most what that rack's uplink carried in a pair round, and all of
-// that at most what its own rack's uplink carried (crossing_rate's most,
-// and at least kCrossFanInShare of the bound; senders_rate is that sum).  This covers a host whose only rack mate is
+// that at most what its own rack's uplink carried (the least its leaving
+// pairs moved together in a round, and at least kCrossFanInShare of the
+// bound; senders_rate is that sum).  This covers a host whose only rack mate is
 // slower (racks of two).  Empty when no host qualifies (two hosts, every
 // host exact).  Senders ascending, fan-ins by receiver.
 struct FanIn {
