@@ -163,6 +163,11 @@ typedef struct mca_coll_topoar_module_t {
     bool nb_provisional;
     topoar_rank_info_t *nb_records;
     topoar_engine_t *nb_defaults;
+    /* A set-up a blocking call started (coll_topoar_host.c) whose allgather
+     * completed with no nonblocking call waiting for it: its settings,
+     * kept so the blocking call that completes it builds the engine once
+     * (mca_coll_topoar_nb_take_engine); NULL otherwise. */
+    struct mca_coll_topoar_nb_setup *nb_kept;
 } mca_coll_topoar_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_topoar_module_t);
@@ -245,6 +250,19 @@ int mca_coll_topoar_allreduce_init(const void *sbuf, void *rbuf, mca_coll_topoar
                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                    struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                    ompi_request_t **request, mca_coll_base_module_t *module);
+/* A blocking call starts a set-up by the nonblocking allgather of the ranks'
+ * records (state NEW; otherwise nothing); it or the next blocking call
+ * completes it (mca_coll_topoar_nb_end_provisional), which builds the
+ * engine: progress leaves that to it unless a nonblocking call waits. */
+int mca_coll_topoar_nb_start_setup(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+/* The engine of a set-up a blocking call started, finished without one (m->nb_kept), with
+ * the settings its record was made with; NULL when there is none to build
+ * or no memory.  Frees what was kept. */
+topoar_engine_t *mca_coll_topoar_nb_take_engine(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
+/* Whether a communicator's first blocking call, spanning hosts, of `bytes`
+ * goes to the previous module beside its set-up (coll_topoar_deferred_setup:
+ * decided from settings that agree across ranks). */
+bool mca_coll_topoar_defers_first_call(size_t bytes);
 void mca_coll_topoar_setup_wait(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 /* The first blocking allreduce on a communicator set up by a nonblocking

@@ -93,7 +93,31 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     }
     if (TOPOAR_STATE_NEW == m->state) {
         int outcome = 0;
-        if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu && mca_coll_topoar_all_on_this_host(comm)) {
+        bool one_host = mca_coll_topoar_all_on_this_host(comm);
+        if (!one_host) {
+            /* Across hosts: every member starts the nonblocking allgather
+             * of the ranks' records (coll_topoar_nonblocking.c) first, so a
+             * member that decided otherwise (its settings differ) is not
+             * left waiting for it.  A small first call then goes to the
+             * previous module while the records travel, and the next call
+             * completes the set-up; otherwise this call completes it and
+             * runs.  With no nonblocking allgather on the communicator (no
+             * libnbc: alike on every member) the blocking set-up runs; any
+             * other failure to start is memory's, and leaves topoar off. */
+            rc = mca_coll_topoar_nb_start_setup(m, comm);
+            if (OMPI_SUCCESS == rc) {
+                ompi_datatype_get_extent(dtype, &lb, &extent);
+                if (mca_coll_topoar_defers_first_call((size_t) count * (size_t) extent)) {
+                    return mca_coll_topoar_fallback(m, "set-up under way (coll_topoar_deferred_setup)", sbuf, rbuf,
+                                                    count, dtype, op, comm);
+                }
+                mca_coll_topoar_nb_end_provisional(m, comm);
+                outcome = 1;
+            } else if (OMPI_ERR_NOT_SUPPORTED != rc) {
+                m->state = TOPOAR_STATE_FAILED;
+                outcome = 1;
+            }
+        } else if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu) {
             /* The first call within one host (coll_topoar_module.c): a
              * member that hands down runs it while the agreement travels. */
             mca_coll_topoar_one_host_t c;

@@ -5,6 +5,7 @@
  * every call topoar does not handle goes.
  */
 #include "coll_topoar.h"
+#include "config/params.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->nb_records = NULL;
     m->nb_defaults = NULL;
     m->nb_provisional = false;
+    m->nb_kept = NULL;
     /* set by the blocking set-up when it gives the engine I/O; a
      * nonblocking set-up gives none (and leaves it idle) */
     m->io_ctx.comm = NULL;
@@ -78,6 +80,8 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
     }
     free(m->nb_records);
     m->nb_records = NULL;
+    free(m->nb_kept); /* its records are nb_records */
+    m->nb_kept = NULL;
     if (NULL != m->nb_defaults) {
         topoar_engine_destroy(m->nb_defaults);
         m->nb_defaults = NULL;
@@ -134,6 +138,78 @@ int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_c
 }
 #endif
 
+/* What a process computes from its parameters' values, kept while they
+ * keep them (MPI_T may change them; checked by value on each use). */
+typedef struct {
+    bool valid;
+    unsigned char raw[sizeof(mca_coll_topoar_component.params)];
+    char *strings[TOPOAR_PARAM_MAX];
+} params_seen_t;
+
+static bool param_is_string(int i)
+{
+    topoar_param_info_t p;
+    return TOPOAR_OK == topoar_param_info(i, &p) && TOPOAR_PARAM_STRING == p.type;
+}
+
+/* Whether the parameters still have the values `seen` was taken from.
+ * Strings by contents: MPI_T may free one and allocate the next at the same
+ * address. */
+static bool params_unchanged(const params_seen_t *seen)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    if (!seen->valid || 0 != memcmp(seen->raw, cm->params, sizeof(seen->raw))) {
+        return false;
+    }
+    for (int i = 0; i < cm->num_params; ++i) {
+        const char *now = cm->params[i].s, *then = seen->strings[i];
+        if (param_is_string(i) && ((NULL == now) != (NULL == then) || (NULL != now && 0 != strcmp(now, then)))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void params_forget(params_seen_t *seen)
+{
+    for (int i = 0; i < TOPOAR_PARAM_MAX; ++i) {
+        free(seen->strings[i]);
+        seen->strings[i] = NULL;
+    }
+    seen->valid = false;
+}
+
+static void params_take(params_seen_t *seen)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    params_forget(seen);
+    memcpy(seen->raw, cm->params, sizeof(seen->raw));
+    seen->valid = true;
+    for (int i = 0; i < cm->num_params; ++i) {
+        if (param_is_string(i) && NULL != cm->params[i].s) {
+            seen->strings[i] = strdup(cm->params[i].s);
+            if (NULL == seen->strings[i]) {
+                seen->valid = false; /* computed again next time */
+            }
+        }
+    }
+}
+
+/* Whether a parameter names a file (whose contents count in its
+ * fingerprint and may change while the value does not). */
+static bool params_name_a_file(void)
+{
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    for (int i = 0; i < cm->num_params; ++i) {
+        topoar_param_glue_t g;
+        if (param_is_string(i) && 0 == topoar_param_glue(i, &g) && g.names_file && NULL != cm->params[i].s &&
+            '\0' != cm->params[i].s[0]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The engine parameters' current values as name/value text for
  * topoar_engine_create (the MCA storage of coll_topoar_component.c). */
 void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
@@ -170,11 +246,48 @@ void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
 }
 
 
+/* What the parameters give every set-up of this process: the settings
+ * fingerprints (parsing them took ~20-40 us of a set-up) and whether auto
+ * hands every call down within one host (its reason, or NULL).  Kept while
+ * the parameters keep their values and name no file (a file's contents may
+ * change under the same name). */
+static pthread_mutex_t settings_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    params_seen_t seen;
+    unsigned long long settings[TOPOAR_PARAM_MAX];
+    const char *one_host_why;
+} settings_cache;
+
+/* Fills mine->settings and *one_host_why from the parameters now. */
+static void settings_now(topoar_rank_info_t *mine, const char **one_host_why)
+{
+    pthread_mutex_lock(&settings_lock);
+    if (!params_unchanged(&settings_cache.seen)) {
+        mca_coll_topoar_config_t conf;
+        const char *why = NULL; /* set only when it hands down */
+        mca_coll_topoar_config(&conf);
+        topoar_settings_fingerprint(&conf.cfg, mine);
+        (void) topoar_config_hands_down_single_host(&conf.cfg, &why);
+        if (params_name_a_file()) {
+            pthread_mutex_unlock(&settings_lock);
+            *one_host_why = why;
+            return;
+        }
+        params_take(&settings_cache.seen);
+        memcpy(settings_cache.settings, mine->settings, sizeof(mine->settings));
+        settings_cache.one_host_why = why;
+    }
+    memcpy(mine->settings, settings_cache.settings, sizeof(mine->settings));
+    *one_host_why = settings_cache.one_host_why;
+    pthread_mutex_unlock(&settings_lock);
+}
+
 void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info_t *mine)
 {
+    const char *why;
     mca_coll_topoar_config(conf);
     topoar_local_rank_info(mine);
-    topoar_settings_fingerprint(&conf->cfg, mine);
+    settings_now(mine, &why);
 }
 
 /* A setting that must agree differs between rank 0 and rank `other`: said
@@ -224,6 +337,37 @@ bool mca_coll_topoar_all_on_this_host(ompi_communicator_t *comm)
     return true;
 }
 
+/* The index of the engine's parameter `name` in cm->params, or -1. */
+static int engine_param_index(const char *name)
+{
+    topoar_param_info_t p;
+    for (int i = 0; i < mca_coll_topoar_component.num_params; ++i) {
+        if (TOPOAR_OK == topoar_param_info(i, &p) && 0 == strcmp(p.name, name)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Only settings every rank must agree on decide it (the records' check
+ * finds a rank that differs, whichever way it went: every member starts
+ * the same nonblocking allgather either way).  auto only: a forced
+ * algorithm runs from the first call. */
+bool mca_coll_topoar_defers_first_call(size_t bytes)
+{
+    static int deferred = -2, algorithm = -2, max_size = -2; /* indices, found once */
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
+    if (-2 == deferred) {
+        algorithm = engine_param_index("allreduce_algorithm");
+        max_size = engine_param_index("trial_max_size");
+        deferred = engine_param_index("deferred_setup");
+    }
+    if (deferred < 0 || algorithm < 0 || max_size < 0) {
+        return false;
+    }
+    return cm->params[deferred].b && TOPOAR_ALG_AUTO == cm->params[algorithm].i && bytes <= cm->params[max_size].z;
+}
+
 /* ---- one host: the first call's agreement --------------------------------
  *
  * A communicator within one host that auto hands down entirely needs no
@@ -244,60 +388,8 @@ bool mca_coll_topoar_all_on_this_host(ompi_communicator_t *comm)
  * module and runs the full set-up, which names the difference, at the next
  * one.  A short-lived communicator's first call paid the agreement's round
  * trip and ~20-40 us of parameter parsing before the call itself; now the
- * round trip overlaps the call and the digest is kept per process while the
- * parameters keep their values. */
-
-static pthread_mutex_t one_host_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    bool valid;
-    unsigned char raw[sizeof(mca_coll_topoar_component.params)];
-    char *strings[TOPOAR_PARAM_MAX];
-    unsigned long long digest;
-    const char *why;
-} one_host_cache;
-
-static bool param_is_string(int i)
-{
-    topoar_param_info_t p;
-    return TOPOAR_OK == topoar_param_info(i, &p) && TOPOAR_PARAM_STRING == p.type;
-}
-
-/* Whether the parameters still have the values the cache was computed
- * from (one_host_lock held).  Strings by contents: MPI_T may free one and
- * allocate the next at the same address. */
-static bool one_host_cache_holds(void)
-{
-    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
-    if (!one_host_cache.valid || 0 != memcmp(one_host_cache.raw, cm->params, sizeof(one_host_cache.raw))) {
-        return false;
-    }
-    for (int i = 0; i < cm->num_params; ++i) {
-        const char *now = cm->params[i].s, *then = one_host_cache.strings[i];
-        if (param_is_string(i) && ((NULL == now) != (NULL == then) || (NULL != now && 0 != strcmp(now, then)))) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static void one_host_cache_keep(unsigned long long digest, const char *why)
-{
-    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
-    memcpy(one_host_cache.raw, cm->params, sizeof(one_host_cache.raw));
-    one_host_cache.valid = true;
-    for (int i = 0; i < TOPOAR_PARAM_MAX; ++i) {
-        free(one_host_cache.strings[i]);
-        one_host_cache.strings[i] = NULL;
-        if (i < cm->num_params && param_is_string(i) && NULL != cm->params[i].s) {
-            one_host_cache.strings[i] = strdup(cm->params[i].s);
-            if (NULL == one_host_cache.strings[i]) {
-                one_host_cache.valid = false; /* computed again next time */
-            }
-        }
-    }
-    one_host_cache.digest = digest;
-    one_host_cache.why = why;
-}
+ * round trip overlaps the call and what the digest is made of is kept per
+ * process while the parameters keep their values (settings_now). */
 
 /* This member's digest; *why: auto hands every call down on one host
  * (NULL: it does not). */
@@ -305,43 +397,22 @@ static unsigned long long one_host_digest(const char **why)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     unsigned long long h = 14695981039346656037ull;
-    pthread_mutex_lock(&one_host_lock);
-    if (one_host_cache_holds()) {
-        h = one_host_cache.digest;
-        *why = one_host_cache.why;
-    } else {
-        mca_coll_topoar_config_t conf;
-        topoar_rank_info_t mine;
-        int hands_down;
-        memset(&mine, 0, sizeof(mine));
-        mca_coll_topoar_config(&conf);
-        topoar_settings_fingerprint(&conf.cfg, &mine);
-        *why = NULL; /* set only when it hands down */
-        hands_down = topoar_config_hands_down_single_host(&conf.cfg, why);
-        const unsigned char *b = (const unsigned char *) mine.settings;
-        for (size_t i = 0; i < sizeof(mine.settings); i++) {
-            h = (h ^ b[i]) * 1099511628211ull;
-        }
-        h = (h ^ (unsigned long long) hands_down) * 1099511628211ull;
-        /* Handing down means no rules, topology or rack file is named: the
-         * fingerprints depend on the values alone. */
-        if (hands_down) {
-            one_host_cache_keep(h, *why);
-        }
+    topoar_rank_info_t mine;
+    memset(&mine, 0, sizeof(mine));
+    settings_now(&mine, why);
+    const unsigned char *b = (const unsigned char *) mine.settings;
+    for (size_t i = 0; i < sizeof(mine.settings); i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
     }
-    pthread_mutex_unlock(&one_host_lock);
+    h = (h ^ (unsigned long long) (NULL != *why)) * 1099511628211ull;
     return (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
 }
 
 void mca_coll_topoar_one_host_release(void)
 {
-    pthread_mutex_lock(&one_host_lock);
-    for (int i = 0; i < TOPOAR_PARAM_MAX; ++i) {
-        free(one_host_cache.strings[i]);
-        one_host_cache.strings[i] = NULL;
-    }
-    one_host_cache.valid = false;
-    pthread_mutex_unlock(&one_host_lock);
+    pthread_mutex_lock(&settings_lock);
+    params_forget(&settings_cache.seen);
+    pthread_mutex_unlock(&settings_lock);
 }
 
 int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
@@ -454,8 +525,18 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
     if (NULL == all) {
         return;
     }
-    if (TOPOAR_STATE_READY == m->state && NULL != m->engine && NULL == m->hand_down_all) {
-        problem = setup_with_io(m, comm, all);
+    if (TOPOAR_STATE_READY == m->state && NULL == m->engine && NULL != m->nb_kept) {
+        /* started by a blocking call: the engine is built here, once
+         * (every rank agrees below, one that could not build it too) */
+        m->engine = mca_coll_topoar_nb_take_engine(m, comm);
+        if (NULL == m->engine) {
+            problem = "out of memory";
+        }
+    }
+    if (TOPOAR_STATE_READY == m->state && (NULL != m->engine || NULL != problem) && NULL == m->hand_down_all) {
+        if (NULL == problem) {
+            problem = setup_with_io(m, comm, all);
+        }
         first_failed = agree(m, comm, &problem);
         if (INT_MAX != first_failed) {
             m->state = TOPOAR_STATE_FAILED;

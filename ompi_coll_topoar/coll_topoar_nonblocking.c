@@ -95,6 +95,8 @@ struct mca_coll_topoar_nb_setup {
     ompi_request_t *req;
     mca_coll_topoar_module_t *m;
     ompi_communicator_t *comm;
+    bool by_blocking; /* started by a blocking call, which (or the next) completes it */
+    bool parked;      /* by_blocking, arrived, nothing waits: no longer counted in nb.active */
     struct mca_coll_topoar_nb_setup *next;
 };
 
@@ -346,6 +348,29 @@ static topoar_engine_t *engine_from_records(ompi_communicator_t *comm, const top
     return e;
 }
 
+/* Whether a call of m waits in the queue for its set-up (under the lock). */
+static bool has_pending(const mca_coll_topoar_module_t *m)
+{
+    for (const mca_coll_topoar_request_t *r = nb.head; r != NULL; r = r->next) {
+        if (r->m == m && PHASE_PENDING == r->phase) {
+            return true;
+        }
+    }
+    return false;
+}
+
+topoar_engine_t *mca_coll_topoar_nb_take_engine(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+{
+    struct mca_coll_topoar_nb_setup *s = m->nb_kept;
+    topoar_engine_t *e = NULL;
+    if (NULL != s) {
+        e = topoar_engine_create(ompi_comm_rank(comm), ompi_comm_size(comm), &s->conf.cfg);
+        m->nb_kept = NULL;
+        free(s);
+    }
+    return e;
+}
+
 /* The allgather completed (under the lock): the engine, the calls queued
  * meanwhile prepared and started in their order, then the state.  Every
  * rank decides alike from the same records: settings that must agree but
@@ -370,7 +395,7 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     const char *why = NULL;
     int bad_param = -1, bad_rank = -1, rc, state;
     topoar_engine_t *e = NULL;
-    bool failed = false;
+    bool failed = false, lazy = s->by_blocking && !has_pending(m);
 
     for (pp = &nb.setups; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == s) {
@@ -378,7 +403,9 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
             break;
         }
     }
-    active_add(-1);
+    if (!s->parked) {
+        active_add(-1);
+    }
     rc = ompi_request_wait(&s->req, MPI_STATUS_IGNORE); /* complete: frees it */
     if (OMPI_SUCCESS != rc) {
         why = "the allgather of rank data failed";
@@ -390,10 +417,12 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
             opal_output(0, "coll:topoar: set-up failed on %s: coll_topoar_%s differs between rank 0 and rank %d; "
                         "using the previous allreduce on this communicator", comm->c_name, p.name, bad_rank);
         }
+    } else if (lazy) {
+        /* nothing waits for the engine: the completing call builds it */
     } else if (NULL == (e = engine_from_records(comm, &s->conf.cfg, s->all, &why))) {
         failed = true;
     }
-    if (failed) {
+    if (failed && !lazy) {
         e = engine_from_records(comm, NULL, s->all, &why); /* for the queued calls only */
     }
     m->engine = e;
@@ -401,9 +430,13 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     if (NULL != e && !failed) {
         (void) topoar_engine_hands_down_all(e, &m->hand_down_all);
     }
-    state = (NULL != e && !failed) ? TOPOAR_STATE_READY : TOPOAR_STATE_FAILED;
+    state = (NULL != e || (lazy && NULL == why)) && !failed ? TOPOAR_STATE_READY : TOPOAR_STATE_FAILED;
     if (0 == ompi_comm_rank(comm)) {
-        if (TOPOAR_STATE_READY == state) {
+        if (TOPOAR_STATE_READY == state && lazy) {
+            opal_output_verbose(20, mca_coll_topoar_component.output,
+                                "coll:topoar: %s (%d ranks): the ranks' records arrived (set-up started by a blocking "
+                                "allreduce, which or the next completes it)", comm->c_name, ompi_comm_size(comm));
+        } else if (TOPOAR_STATE_READY == state) {
             opal_output_verbose(10, mca_coll_topoar_component.output,
                                 "coll:topoar: %s (%d ranks) set up by a nonblocking call (no link probes):\n%s",
                                 comm->c_name, ompi_comm_size(comm), topoar_engine_describe(e));
@@ -438,16 +471,55 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
     /* Last (see above): a blocking call waiting for it may use m->engine
      * from now on. */
     m->nb_setup = NULL;
+    if (lazy && TOPOAR_STATE_READY == state) {
+        s->all = NULL; /* m->nb_records */
+        m->nb_kept = s;
+        s = NULL;
+    }
     __atomic_store_n(&m->state, state, __ATOMIC_RELEASE);
     free(s);
     OBJ_RELEASE(comm); /* retained by start_setup: the module may go now */
     OBJ_RELEASE(m);
 }
 
+/* A set-up still in flight when its communicator is freed (a deferred first
+ * call and no second one: coll_topoar_deferred_setup) is completed there,
+ * so no request outlives the communicator: MPI_Comm_free is collective, and
+ * every member started the same allgather.  An attribute whose deletion
+ * does it; not copied by MPI_Comm_dup. */
+static int drain_setup(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) attr;
+    (void) keyval;
+    (void) extra;
+    if (TOPOAR_STATE_SETTING_UP == __atomic_load_n(&m->state, __ATOMIC_ACQUIRE)) {
+        mca_coll_topoar_setup_wait(m, comm);
+    }
+    OBJ_RELEASE(m); /* retained with the attribute */
+    return MPI_SUCCESS;
+}
+
+/* A keyval of its own for each communicator, freed at once: it lives as
+ * long as its attribute, so nothing is left at MPI_Finalize.  Not under
+ * nb.lock: MPI_Comm_free may hold the attributes' lock when it calls
+ * drain_setup, which takes nb.lock. */
+static void drain_at_free(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+{
+    int keyval = MPI_KEYVAL_INVALID;
+    if (MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drain_setup, &keyval, NULL)) {
+        return;
+    }
+    OBJ_RETAIN(m);
+    if (MPI_SUCCESS != PMPI_Comm_set_attr(comm, keyval, m)) {
+        OBJ_RELEASE(m);
+    }
+    (void) PMPI_Comm_free_keyval(&keyval);
+}
+
 /* Starts the set-up of a communicator spanning hosts: the allgather of the
  * rank records, by the previous module's nonblocking allgather (now, at
  * the call: its tag is taken in the call's order).  Under the lock. */
-static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, bool by_blocking)
 {
     struct mca_coll_topoar_nb_setup *s;
     int rc;
@@ -466,6 +538,7 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
     mca_coll_topoar_local_info(&s->conf, &s->mine);
     s->m = m;
     s->comm = comm;
+    s->by_blocking = by_blocking;
     rc = comm->c_coll->coll_iallgather(&s->mine, (int) sizeof(s->mine), MPI_BYTE, s->all, (int) sizeof(s->mine),
                                        MPI_BYTE, comm, &s->req, comm->c_coll->coll_iallgather_module);
     if (OMPI_SUCCESS != rc) {
@@ -482,9 +555,25 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
     __atomic_store_n(&m->state, TOPOAR_STATE_SETTING_UP, __ATOMIC_RELEASE);
     active_add(1);
     opal_output_verbose(20, mca_coll_topoar_component.output,
-                        "coll:topoar: %s: first allreduce is nonblocking: set-up started as a nonblocking "
-                        "allgather", comm->c_name);
+                        "coll:topoar: %s: set-up started as a nonblocking allgather of the ranks' records",
+                        comm->c_name);
     return OMPI_SUCCESS;
+}
+
+int mca_coll_topoar_nb_start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
+{
+    int rc = OMPI_SUCCESS;
+    bool started = false;
+    pthread_mutex_lock(&nb.lock);
+    if (TOPOAR_STATE_NEW == m->state) {
+        rc = start_setup(m, comm, true);
+        started = OMPI_SUCCESS == rc;
+    }
+    pthread_mutex_unlock(&nb.lock);
+    if (started) {
+        drain_at_free(m, comm);
+    }
+    return rc;
 }
 
 void mca_coll_topoar_setup_wait(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
@@ -523,8 +612,18 @@ static int nb_progress(void)
     }
     for (s = nb.setups; s != NULL; s = snext) {
         snext = s->next;
-        if (REQUEST_COMPLETE(s->req)) {
+        if (!REQUEST_COMPLETE(s->req)) {
+            continue;
+        }
+        /* One a blocking call started is finished by the call that
+         * completes it (mca_coll_topoar_setup_wait), not inside another
+         * call's progress; once arrived it no longer keeps every progress
+         * call polling (a communicator may sit unused for long). */
+        if (!s->by_blocking || has_pending(s->m)) {
             finish_setup(s, &done_head);
+        } else if (!s->parked) {
+            s->parked = true;
+            active_add(-1);
         }
     }
     for (r = nb.head; r != NULL; r = next) {
@@ -762,10 +861,12 @@ static int make(mca_coll_topoar_request_t *r, bool *hand_down)
 {
     mca_coll_topoar_module_t *m = r->m;
     int rc = OMPI_SUCCESS, route = TOPOAR_ROUTE_NONE;
+    bool started = false;
     *hand_down = false;
     pthread_mutex_lock(&nb.lock);
     if (TOPOAR_STATE_NEW == m->state) {
-        rc = start_setup(m, r->comm);
+        rc = start_setup(m, r->comm, false);
+        started = OMPI_SUCCESS == rc;
     } else if (m->nb_provisional) {
         if (TOPOAR_STATE_SETTING_UP != m->state) {
             rc = prepare_provisional(r);
@@ -777,6 +878,9 @@ static int make(mca_coll_topoar_request_t *r, bool *hand_down)
         }
     }
     pthread_mutex_unlock(&nb.lock);
+    if (started) {
+        drain_at_free(m, r->comm);
+    }
     return rc;
 }
 

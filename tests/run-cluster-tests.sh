@@ -129,6 +129,38 @@ for c in "${clusters[@]}"; do
         fi
         result "cluster $label: no file: online adaptation measures the links again during calls ($((SECONDS - t0)) s)" \
             $rc "$tmp/adapt.log"
+
+        # Deferred set-up (coll_topoar_deferred_setup): a new communicator's
+        # first small call goes to the previous module while the records
+        # travel; the next call completes the set-up.  Rotating groups of 4
+        # across both hosts: said at verbose 50, sums right (the tool exits
+        # 1 otherwise), nothing hangs.  Then groups freed right after their
+        # first call (-c 1): MPI_Comm_free completes the set-up in flight.
+        t0=$SECONDS
+        run "${measured[@]}" --mca coll_topoar_verbose 50 "$build/tools/topoar_comm_churn" -m 8 -g 4 -c 2 -n 4 \
+            -w 0 >"$tmp/defer.log" 2>&1
+        rc=$?
+        run "${measured[@]}" --mca coll_topoar_verbose 20 "$build/tools/topoar_comm_churn" -m 8 -g 4 -c 1 -n 6 \
+            -w 0 >>"$tmp/defer.log" 2>&1 || rc=1
+        for want in "passed down (set-up under way (coll_topoar_deferred_setup))" \
+                    "set up again at its first blocking allreduce"; do
+            [ $rc -eq 0 ] && ! grep -qF "$want" "$tmp/defer.log" && { echo "missing: $want" >>"$tmp/defer.log"; rc=1; }
+        done
+        result "cluster $label: a new communicator's first small call runs beside its set-up ($((SECONDS - t0)) s)" \
+            $rc "$tmp/defer.log"
+        # A rank that would not defer is found by the same records: every
+        # rank falls back, said by that rank, and the answers stay right.
+        t0=$SECONDS
+        run "${measured[@]}" -np 4 "$build/tests/mpi/test_allreduce" --quick : \
+            -np 1 env OMPI_MCA_coll_topoar_deferred_setup=0 "$build/tests/mpi/test_allreduce" --quick \
+            >"$tmp/defer-mismatch.log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then
+            grep -q "coll_topoar_deferred_setup differs between rank 0 and rank 4" "$tmp/defer-mismatch.log" || rc=1
+            grep -q " 0 failed" "$tmp/defer-mismatch.log" || rc=1
+        fi
+        result "cluster $label: a rank with another coll_topoar_deferred_setup is found ($((SECONDS - t0)) s)" \
+            $rc "$tmp/defer-mismatch.log"
     fi
 
     # 2. Correctness with every algorithm, executed by topoar; auto with its

@@ -11,8 +11,10 @@
  * 2) whose membership rotates with the iteration (groups of consecutive
  * ranks, shifted by one each time; with -f the same groups every time),
  * times CALLS (default 2) MPI_Allreduce calls of BYTES (default 1 MiB,
- * floats, sum) on the new communicator, and frees it.  The time of a call
- * is the slowest member's.  Rank 0 prints the median and the 10th/90th
+ * floats, sum) on the new communicator, and frees it (with -c 1 right
+ * after its first call; the times reach rank 0 by MPI_Reduce, so the
+ * communicator sees no other allreduce).  The time of a call is the
+ * slowest member's.  Rank 0 prints the median and the 10th/90th
  * percentiles of the first and the second call, and with more calls of
  * the mean of the later ones ("later"), over the iterations after WARMUP
  * (default 3), and of the split that made the communicator (MPI_Comm_split
@@ -61,7 +63,7 @@ int main(int argc, char **argv)
             return 'h' == opt ? 0 : 2;
         }
     }
-    if (group < 1 || group > size || bytes < 4 || iters < 1 || warmup < 0 || calls < 2 || calls > 100000) {
+    if (group < 1 || group > size || bytes < 4 || iters < 1 || warmup < 0 || calls < 1 || calls > 100000) {
         if (0 == rank) fprintf(stderr, "topoar_comm_churn: bad arguments\n");
         MPI_Finalize();
         return 2;
@@ -92,12 +94,14 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < count; i += 4099)
             if (rbuf[i] != (float) (n * (i % 7))) bad = 1;
-        MPI_Allreduce(t, tmax, calls + 1, MPI_DOUBLE, MPI_MAX, comm);
+        /* Not an allreduce: the communicator gets exactly CALLS of them
+         * (with -c 1 it is freed after its first, deferred set-up and all). */
+        MPI_Reduce(t, tmax, calls + 1, MPI_DOUBLE, MPI_MAX, 0, comm);
         MPI_Comm_free(&comm);
         /* Rank 0 reports its own group's times. */
         if (it >= warmup) {
             first[kept] = tmax[0];
-            second[kept] = tmax[1];
+            second[kept] = calls > 1 ? tmax[1] : 0;
             split[kept] = tmax[calls];
             later[kept] = 0;
             for (int c = 2; c < calls; c++) later[kept] += tmax[c] / (calls - 2);
@@ -112,8 +116,10 @@ int main(int argc, char **argv)
         printf("%-8s %12s %12s %12s\n", "call", "p10", "median", "p90");
         double a = pct(first, kept, 0.1), b = pct(first, kept, 0.5), c = pct(first, kept, 0.9);
         printf("%-8s %12.7f %12.7f %12.7f\n", "first", a, b, c);
-        a = pct(second, kept, 0.1), b = pct(second, kept, 0.5), c = pct(second, kept, 0.9);
-        printf("%-8s %12.7f %12.7f %12.7f\n", "second", a, b, c);
+        if (calls > 1) {
+            a = pct(second, kept, 0.1), b = pct(second, kept, 0.5), c = pct(second, kept, 0.9);
+            printf("%-8s %12.7f %12.7f %12.7f\n", "second", a, b, c);
+        }
         if (calls > 2) {
             a = pct(later, kept, 0.1), b = pct(later, kept, 0.5), c = pct(later, kept, 0.9);
             printf("%-8s %12.7f %12.7f %12.7f\n", "later", a, b, c);

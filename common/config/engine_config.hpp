@@ -125,6 +125,11 @@ struct EngineConfig {
     // then the ranks agree on the fastest (decide/trials.hpp).  0: none.
     int trial_calls;
     std::size_t trial_max_size;
+    // coll_topoar_deferred_setup: auto across hosts, a communicator's first
+    // call of at most trial_max_size bytes goes to the previous module
+    // while a nonblocking allgather of the ranks' records travels; the next
+    // call completes the set-up (the glue: coll_topoar_host.c).
+    bool deferred_setup = true;
     // coll_topoar_contest_cache_dir: "" (the default) keeps the contests'
     // outcomes for the job only; a directory keeps them across jobs in a
     // file per cluster, communicator shape, build and settings

@@ -219,6 +219,13 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->trial_max_size); },
          "Largest call (bytes) that coll_topoar_trial_calls applies to (65536, the default). Must be the "
          "same on all ranks."},
+        {"deferred_setup", T::boolean, "1", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->deferred_setup); },
+         "auto, a communicator spanning hosts: its first allreduce of at most coll_topoar_trial_max_size "
+         "bytes goes to the previous module while a nonblocking allgather of the ranks' records travels "
+         "beside it, and its next allreduce completes the set-up (links, contest outcomes, agreement) "
+         "(1, the default). 0: the first call waits for the set-up and runs topoar's choice. Must be the "
+         "same on all ranks."},
         {"contest_cache_dir", T::string, "", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) {
              c->contest_cache_dir = v;
@@ -435,6 +442,7 @@ extern "C" int topoar_param_glue(int index, topoar_param_glue_t* out) {
         out->glue_only = p.glue_only ? 1 : 0;
         out->scope = static_cast<int>(p.scope);
         out->keywords = p.keywords;
+        out->names_file = p.names_file ? 1 : 0;
         return 0;
     } catch (...) {
         return 1;

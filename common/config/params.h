@@ -32,6 +32,7 @@ typedef struct topoar_param_glue {
     int glue_only;               /* the glue's own: registered, stored by the glue, not the engine's */
     int scope;                   /* TOPOAR_PARAM_SCOPE_* */
     const char *const *keywords; /* TOPOAR_PARAM_KEYWORD: the names of 0, 1, ..., then NULL; else NULL */
+    int names_file;              /* the value names a file whose contents count too */
 } topoar_param_glue_t;
 
 /* 0 (TOPOAR_OK), or nonzero for an index outside the table. */

@@ -1,6 +1,9 @@
 #include "topology/hwloc_probe.hpp"
 
 #include <hwloc.h>
+#include <sched.h>
+
+#include <mutex>
 
 namespace topoar {
 
@@ -36,7 +39,9 @@ private:
 
 }  // namespace
 
-int probe_socket_of_current_binding() {
+namespace {
+
+int socket_of_process_binding() {
     static const MachineTopology machine;
     hwloc_topology_t topo = machine.get();
     if (topo == nullptr) return -1;
@@ -56,6 +61,35 @@ int probe_socket_of_current_binding() {
     }
     hwloc_bitmap_free(set);
     return socket;
+}
+
+}  // namespace
+
+// hwloc asks every thread of the process for its binding (tens of
+// microseconds with Open MPI's threads: most of a short communicator's
+// first-call cost, docs/performance.md "Fresh communicators"); the calling
+// thread's own mask is one system call.  The answer is kept while that mask
+// stays the same, so a process rebound since is asked again.
+int probe_socket_of_current_binding() {
+    static std::mutex mutex;
+    static bool known = false;
+    static cpu_set_t seen;
+    static int socket = -1;
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    const bool have_mask = sched_getaffinity(0, sizeof now, &now) == 0;
+    if (have_mask) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (known && CPU_EQUAL(&now, &seen)) return socket;
+    }
+    const int s = socket_of_process_binding();
+    if (have_mask) {
+        std::lock_guard<std::mutex> lock(mutex);
+        seen = now;
+        socket = s;
+        known = true;
+    }
+    return s;
 }
 
 }  // namespace topoar
