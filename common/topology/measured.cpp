@@ -130,56 +130,81 @@ int renumber(std::vector<int>* group) {
 
 }  // namespace
 
-double crossing_rate(const ProbeMatrix& m, const std::vector<int>& group, int g, bool mean) {
-    double total = 0, most = 0;
-    int rounds = 0;
-    for (const auto& round : probe_schedule(m.hosts)) {
-        double sum = 0;
-        for (const auto& p : round) {
-            const bool a_in = group[static_cast<std::size_t>(p.first)] == g, b_in = group[static_cast<std::size_t>(p.second)] == g;
-            if (a_in != b_in && m.measured(p.first, p.second)) sum += m.bw_at(p.first, p.second);
-        }
-        if (sum > 0) {
-            total += sum;
-            most = std::max(most, sum);
-            ++rounds;
-        }
-    }
-    return mean ? (rounds > 0 ? total / rounds : 0) : most;
-}
-
 namespace {
 
 using Rounds = std::vector<std::vector<std::pair<int, int>>>;
+
+// What the measured streams of one pair round moved through each rack
+// uplink in one direction at once: *out[g] the streams leaving rack g
+// (pair (i, j): i streams into j), *in[g] those entering it.  `groups`
+// racks numbered 0..groups-1 in `group`.
+void uplink_sums(const ProbeMatrix& m, const std::vector<int>& group, int groups,
+                 const std::vector<std::pair<int, int>>& round, std::vector<double>* out, std::vector<double>* in) {
+    out->assign(static_cast<std::size_t>(groups), 0.0);
+    in->assign(static_cast<std::size_t>(groups), 0.0);
+    for (const auto& p : round) {
+        const int a = group[static_cast<std::size_t>(p.first)], b = group[static_cast<std::size_t>(p.second)];
+        if (a == b || !m.measured(p.first, p.second)) continue;
+        (*out)[static_cast<std::size_t>(a)] += m.bw_at(p.first, p.second);
+        (*in)[static_cast<std::size_t>(b)] += m.bw_at(p.first, p.second);
+    }
+}
+
+int count_groups(const std::vector<int>& group) {
+    int groups = 0;
+    for (int g : group) groups = std::max(groups, g + 1);
+    return groups;
+}
+
+}  // namespace
+
+double crossing_rate(const ProbeMatrix& m, const std::vector<int>& group, int g, bool mean) {
+    const int groups = count_groups(group);
+    if (g < 0 || g >= groups) return 0;
+    double total = 0, most = 0;
+    int samples = 0;
+    std::vector<double> out, in;
+    for (const auto& round : probe_schedule(m.hosts)) {
+        uplink_sums(m, group, groups, round, &out, &in);
+        for (double sum : {out[static_cast<std::size_t>(g)], in[static_cast<std::size_t>(g)]})
+            if (sum > 0) {
+                total += sum;
+                most = std::max(most, sum);
+                ++samples;
+            }
+    }
+    return mean ? (samples > 0 ? total / samples : 0) : most;
+}
+
+namespace {
 
 // rack_fit_error over the rounds of probe_schedule(m.hosts), computed once
 // by the caller (infer_racks scores every candidate partition).
 double fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group,
                  const Rounds& rounds) {
     const int n = m.hosts;
-    int groups = 0;
-    for (int g : group) groups = std::max(groups, g + 1);
-    // Links: host i's up-link is link i, rack g's uplink link n + g.  A
-    // rack's uplink is taken as the most its leaving pairs moved together
-    // in one round (they shared it, so it carried at least that: as
-    // crossing_rate, all racks in one pass).  Unknown: unlimited.
+    const int groups = count_groups(group);
+    // Links: host i's up-link is link i (in a pair round a host is in one
+    // stream, so one link serves both directions); rack g's uplink is link
+    // n + 2g leaving the rack and n + 2g + 1 entering it (streams run one
+    // way: two share it only in the same direction).  Both directions are
+    // taken as the most the streams crossing it in one direction moved
+    // together in one round (they shared it, so it carried at least that:
+    // crossing_rate's most, all racks in one pass).  Unknown: unlimited.
     const double unlimited = std::numeric_limits<double>::infinity();
-    std::vector<double> capacity(static_cast<std::size_t>(n + (groups > 1 ? groups : 0)), unlimited);
+    std::vector<double> capacity(static_cast<std::size_t>(n + (groups > 1 ? 2 * groups : 0)), unlimited);
     auto known = [&](double rate) { return rate > 0 ? rate : unlimited; };
     for (int i = 0; i < n; ++i) capacity[static_cast<std::size_t>(i)] = known(up[static_cast<std::size_t>(i)]);
     if (groups > 1) {
-        std::vector<double> most(static_cast<std::size_t>(groups), 0.0), sum(most.size());
+        std::vector<double> most(static_cast<std::size_t>(groups), 0.0), out, in;
         for (const auto& round : rounds) {
-            std::fill(sum.begin(), sum.end(), 0.0);
-            for (const auto& p : round) {
-                const int a = group[static_cast<std::size_t>(p.first)], b = group[static_cast<std::size_t>(p.second)];
-                if (a == b || !m.measured(p.first, p.second)) continue;
-                sum[static_cast<std::size_t>(a)] += m.bw_at(p.first, p.second);
-                sum[static_cast<std::size_t>(b)] += m.bw_at(p.first, p.second);
-            }
-            for (std::size_t g = 0; g < sum.size(); ++g) most[g] = std::max(most[g], sum[g]);
+            uplink_sums(m, group, groups, round, &out, &in);
+            for (std::size_t g = 0; g < most.size(); ++g) most[g] = std::max({most[g], out[g], in[g]});
         }
-        for (int g = 0; g < groups; ++g) capacity[static_cast<std::size_t>(n + g)] = known(most[static_cast<std::size_t>(g)]);
+        for (int g = 0; g < groups; ++g) {
+            capacity[static_cast<std::size_t>(n + 2 * g)] = known(most[static_cast<std::size_t>(g)]);
+            capacity[static_cast<std::size_t>(n + 2 * g + 1)] = known(most[static_cast<std::size_t>(g)]);
+        }
     }
     const double tolerance = std::log(kFitTolerance);
     double error = 0;
@@ -191,8 +216,8 @@ double fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std:
             std::vector<int> path{p.first, p.second};
             const int a = group[static_cast<std::size_t>(p.first)], b = group[static_cast<std::size_t>(p.second)];
             if (groups > 1 && a != b) {
-                path.push_back(n + a);
-                path.push_back(n + b);
+                path.push_back(n + 2 * a);      // leaves a
+                path.push_back(n + 2 * b + 1);  // enters b
             }
             links.push_back(std::move(path));
             measured.push_back(m.bw_at(p.first, p.second));
@@ -400,24 +425,19 @@ std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
     // must exceed its bound by kCrossFanInMargin (a rack of two 1 Gbit/s
     // hosts under a 200 Mbit/s uplink shows at most 1.2x its bound: no
     // fan-in, as before).
-    int groups = 0;
-    for (int g : b.group) groups = std::max(groups, g + 1);
+    const int groups = count_groups(b.group);
     if (groups < 2) return out;
-    // What a rack's uplink surely carries: the least its leaving pairs
-    // moved together in a pair round (the most can be a round whose
-    // streams overlapped a token bucket's burst: s2's 200 Mbit/s uplink
-    // once showed 217 and 430 in its two crossing rounds).
-    std::vector<double> uplink(static_cast<std::size_t>(groups), 0.0);
+    // What a rack's uplink surely carries: the least the streams crossing
+    // it in one direction moved together in a pair round (the most can be
+    // a round whose streams overlapped a token bucket's burst: s2's
+    // 200 Mbit/s uplink once showed 217 and 430 in its two crossing
+    // rounds).
+    std::vector<double> uplink(static_cast<std::size_t>(groups), 0.0), leaving, entering;
     for (const auto& round : probe_schedule(n)) {
-        std::vector<double> sum(static_cast<std::size_t>(groups), 0.0);
-        for (const auto& p : round) {
-            const int a = b.group[static_cast<std::size_t>(p.first)], c = b.group[static_cast<std::size_t>(p.second)];
-            if (a == c || !m.measured(p.first, p.second)) continue;
-            sum[static_cast<std::size_t>(a)] += m.bw_at(p.first, p.second);
-            sum[static_cast<std::size_t>(c)] += m.bw_at(p.first, p.second);
-        }
-        for (std::size_t g = 0; g < sum.size(); ++g)
-            if (sum[g] > 0) uplink[g] = uplink[g] > 0 ? std::min(uplink[g], sum[g]) : sum[g];
+        uplink_sums(m, b.group, groups, round, &leaving, &entering);
+        for (std::size_t g = 0; g < uplink.size(); ++g)
+            for (double sum : {leaving[g], entering[g]})
+                if (sum > 0) uplink[g] = uplink[g] > 0 ? std::min(uplink[g], sum) : sum;
     }
     for (int r : order) {
         const std::size_t u = static_cast<std::size_t>(r);

@@ -4,7 +4,8 @@
 // With no topology file, rack file or Slurm address, topoar measures the
 // links of a communicator's hosts at set-up (topology/probe.hpp runs the
 // probes).  One leader per host streams messages to another host's leader,
-// all pairs of a round at once, hosts paired round-robin:
+// one way (the lower host into the higher), all pairs of a round at once,
+// hosts paired round-robin:
 //
 //   round 0:  each leader <-> a second rank of its own host (inside a host)
 //   round 1:  h0-h3  h1-h2          (circle method: H-1 rounds for even H,
@@ -12,7 +13,8 @@
 //   round 3:  h0-h1  h2-h3           every pair exactly once)
 //
 // What a pair measures is the slowest link on its path, shared with the
-// other pairs of its round that cross it: through one switch, pair (i, j)
+// other pairs of its round that cross it in the same direction: through
+// one switch, pair (i, j)
 // reaches min(b_i, b_j), so the pairs alone show every host's rate except
 // the fastest one's, which they only bound from below (by the second
 // fastest).  Fan-in rounds follow (probe.hpp) for the hosts whose rate the
@@ -31,10 +33,15 @@
 //     (infer_racks): pairs of one round that cross one rack uplink share
 //     it, pairs inside a rack never slow each other down, so each
 //     candidate partition predicts every pair's rate in its round (max-min
-//     sharing of the host links and uplinks), and the one with the least
-//     error wins if it explains clearly more than no racks.  The rack's
-//     uplink is what the pairs leaving it moved at once in a round (the
-//     flows that crossed it together), averaged over the rounds;
+//     sharing of the host links and of each uplink direction), and the
+//     one with the least error wins if it explains clearly more than no
+//     racks.  The rack's uplink is what the streams crossing it in one
+//     direction moved at once in a round, averaged over the rounds and
+//     directions where some crossed.  Streams run from the lower host to
+//     the higher, so with racks contiguous in host order every crossing
+//     stream of a round leaves the lower rack and they all share; with
+//     racks interleaved some cross the other way and share nothing, and
+//     those rounds show only what the uplink holds back alone;
 //   - link classes: host up-links within kSameLinkFactor of a faster
 //     host's are taken as that host's rate (the fastest of the class):
 //     probes on busy cores err by up to ~1.4x, always downwards, and a
@@ -59,7 +66,8 @@
 namespace topoar {
 
 // Round-robin pairing of `hosts` hosts (circle method): every pair exactly
-// once, each host in at most one pair per round.  Pairs are (low, high).
+// once, each host in at most one pair per round.  Pairs are (low, high):
+// low streams into high.
 std::vector<std::vector<std::pair<int, int>>> probe_schedule(int hosts);
 
 // Below this fraction of both hosts' up-links, a pair is held back by
@@ -92,9 +100,10 @@ void snap_link_classes(std::vector<double>* rates);
 struct ProbeMatrix {
     explicit ProbeMatrix(int n = 0);
     int hosts = 0;
-    // Per ordered pair [i * hosts + j], symmetric: the rate a stream between
-    // the two reached (bytes/s, the slower direction) and the one-way time
-    // of a 1-byte message (seconds, software included).  <= 0: not measured.
+    // Per ordered pair [i * hosts + j], symmetric: the rate the one-way
+    // stream between the two reached (bytes/s; from the lower host into
+    // the higher, probe_schedule) and the one-way time of a 1-byte message
+    // (seconds, software included).  <= 0: not measured.
     std::vector<double> bw, lat;
     // Per host: the rate between two of its ranks and the one-way time of
     // a 1-byte message between them (<= 0: one rank).
@@ -143,22 +152,23 @@ constexpr double kCrossFanInShare = 0.4;
 //   A host whose partners are all at most as fast as it (the fastest, and
 //   every host tied with the second fastest: all hosts when links are
 //   equal) stays a lower bound until a fan-in settles it.
-// What the pairs that left group g moved together in a pair round (its
-// uplink carried that at once): the most over the rounds, or (mean) their
-// mean over the rounds where some left.  0 when none left.
+// What the streams that crossed group g's uplink in one direction moved
+// together in a pair round (it carried that at once): the most over the
+// rounds and both directions, or (mean) the mean over the rounds and
+// directions where some crossed.  0 when none crossed.
 double crossing_rate(const ProbeMatrix& m, const std::vector<int>& group, int g, bool mean);
 
 // How badly the pair rounds' rates fit a network of host up-links `up`
 // and the racks `group` (all 0: no racks): every round's measured pairs
-// as flows sharing the links fairly (core/max_min.hpp), each rack's uplink at
-// crossing_rate's most; per pair max(0, |log(measured / predicted)| -
-// log(kFitTolerance)), summed.
+// as flows sharing the links fairly (core/max_min.hpp; a rack's uplink one
+// link per direction, each at crossing_rate's most); per pair
+// max(0, |log(measured / predicted)| - log(kFitTolerance)), summed.
 double rack_fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group);
 
 // The racks (per host, numbered in order of first member; *num_groups of
 // them, 1: no racks) that explain the pair rounds best, given the hosts'
 // up-links `up` (pairs and fan-ins, as known).  Pairs that cross one
-// uplink in one round share it, pairs inside a rack never slow each other
+// uplink in one direction in one round share it, pairs inside a rack never slow each other
 // down, so a host goes where its pairs' rates say it shares an uplink,
 // also when its own link is no faster than the uplink (racks 2+1 | 1+2 at
 // 1000/100 | 250/1000 Mbit/s under 100 Mbit/s: every pair of a slow host
@@ -192,8 +202,8 @@ HostBounds host_bounds(const ProbeMatrix& m);
 // kMaxFanInSenders, highest bounds first) can show more than
 // kCrossFanInMargin times its bound: its mates' sum plus, from each other
 // rack, at most what that rack's uplink carried in a pair round, and all of
-// that at most what its own rack's uplink carried (the least its leaving
-// pairs moved together in a round, and at least kCrossFanInShare of the
+// that at most what its own rack's uplink carried (the least the streams
+// crossing it in one direction moved together in a round, and at least kCrossFanInShare of the
 // bound; senders_rate is that sum).  This covers a host whose only rack mate is
 // slower (racks of two).  Empty when no host qualifies (two hosts, every
 // host exact).  Senders ascending, fan-ins by receiver.
