@@ -73,8 +73,7 @@ public:
         // buffer sent n times stays in the cache, and a copy inside a host
         // then runs at cache speed, which no large all-reduce sees.
         if (duplex_ || !leads_) send_.assign(n * cap, 0x5a);
-        // A windowed pair's leader keeps two batches posted.
-        if (duplex_ || leads_) recv_.assign((windowed() ? 2 : k) * n * cap, 0);
+        if (duplex_ || leads_) recv_.assign(k * n * cap, 0);
         if (!leads_) {
             // A follower: streams the size the leader names until it says
             // 0 (a pair's acknowledging each stream once all of the
@@ -87,7 +86,6 @@ public:
                 TOPOAR_TRY(stream(static_cast<std::size_t>(s), n, /*ack=*/true, nullptr));
             }
         }
-        if (windowed()) return windowed_stream(n, cap, out);
         const double rtt = 2 * out->latency;
         // Grow the streams 4x while the next one still fits kGrowShare of
         // the round; then stream the last two sizes once more.  The rate is
@@ -167,105 +165,6 @@ public:
     }
 
 private:
-    // A pair between hosts streams for the round's time, its rate taken
-    // over a window (windowed_stream); inside a host and in a fan-in the
-    // streams grow and the slope of two sizes is the rate.
-    bool windowed() const { return ping_ && !inside_; }
-
-    // The leader of a pair between hosts: batches of n messages, asked for
-    // one after the other (the next when half of the current one is in, so
-    // the stream never pauses), until target_ seconds have passed since
-    // the first; then 0 (the follower stops after its batch).  Every pair
-    // of a round starts at about the same time and streams for the same
-    // time, so the pairs that share an uplink share it during the whole
-    // window; the rate is window_rate over the completions from
-    // kWindowStart of the time to its end (a token bucket's burst and the
-    // transport's start are before it).  Messages start at kFirstWindowed
-    // bytes and grow 4x (up to cap) while a batch takes less than
-    // 1/kBatchesPerRound of the time.
-    Status windowed_stream(std::size_t n, std::size_t cap, PairResult* out) {
-        const int peer = peers_[0];
-        std::vector<Transport::Request> req(2 * n, nullptr);
-        std::vector<double> times, bytes;
-        std::size_t size[2] = {std::min(kFirstWindowed, cap), 0};
-        double total = 0;
-        const double t0 = now();
-        double batch_start = t0, last_batch = 0;
-        std::size_t last_size = 0;
-        Status st;
-        auto post = [&](int slot, std::size_t s) {
-            double named = static_cast<double>(s);
-            Status r = send(peer, &named, sizeof named);
-            for (std::size_t i = 0; i < n && r; ++i) {
-                const std::size_t at = static_cast<std::size_t>(slot) * n + i;
-                r = t_.irecv(recv_.data() + at * cap, s, peer, &req[at]);
-            }
-            return r;
-        };
-        st = post(0, size[0]);
-        int slot = 0;
-        bool stopped = false;
-        while (st) {
-            bool next_posted = false;
-            for (std::size_t i = 0; i < n && st; ++i) {
-                st = wait_done(t_, &req[static_cast<std::size_t>(slot) * n + i]);
-                if (!st) break;
-                total += static_cast<double>(size[slot]);
-                times.push_back(now() - t0);
-                bytes.push_back(total);
-                if (i + 1 == (n + 1) / 2 && !stopped) {
-                    next_posted = true;
-                    if (now() - t0 < target_) {
-                        // A message of about 1/kMessagesPerRound of the
-                        // round at the last batch's rate, within 4x of
-                        // the last size (a token bucket's burst makes the
-                        // first batch look fast).
-                        std::size_t s = size[slot];
-                        if (last_batch > 0) {
-                            const double rate = static_cast<double>(n * last_size) / last_batch;
-                            const double want = rate * target_ / kMessagesPerRound;
-                            s = static_cast<std::size_t>(std::max(static_cast<double>(s) / 4,
-                                                                  std::min(static_cast<double>(s) * 4, want)));
-                            s = std::min(cap, std::max(kMinWindowed, s));
-                        }
-                        size[1 - slot] = s;
-                        st = post(1 - slot, s);
-                    } else {
-                        double zero = 0;
-                        st = send(peer, &zero, sizeof zero);
-                        stopped = true;
-                        next_posted = false;
-                    }
-                }
-            }
-            if (!st) break;
-            const double t = now();
-            last_batch = t - batch_start;
-            last_size = size[slot];
-            batch_start = t;
-            if (!next_posted) break;
-            slot = 1 - slot;
-        }
-        if (!st) {
-            for (auto& r : req)
-                if (r) (void)t_.cancel(&r);
-            return st;
-        }
-        out->bandwidth = window_rate(times, bytes, kWindowStart * target_, target_);
-        if (probe_debug()) {
-            std::fprintf(stderr, "probe peer %d best rtt %.1fus: window %.1f-%.1fms of %.1fms, %zu messages up to %zuK",
-                         peer, 2 * out->latency * 1e6, kWindowStart * target_ * 1e3, target_ * 1e3,
-                         times.empty() ? 0.0 : times.back() * 1e3, times.size(), std::max(size[0], size[1]) >> 10);
-            std::fprintf(stderr, " -> %.1f Mbit/s\n", out->bandwidth * 8e-6);
-        }
-        return Status::ok();
-    }
-
-    static constexpr std::size_t kFirstWindowed = std::size_t(16) << 10;
-    static constexpr std::size_t kMinWindowed = std::size_t(4) << 10;
-    static constexpr double kWindowStart = 0.3;
-    static constexpr double kMessagesPerRound = 32;
-
     // Growth stops when the next stream would take more than this share of
     // the round: with the two repeats a round then takes about its share.
     static constexpr double kGrowShare = 0.4;
@@ -403,29 +302,6 @@ double stream_rate(const std::vector<double>& bytes, const std::vector<double>& 
     for (std::size_t i = 0; i <= last; ++i)
         if (bytes[i] >= min_bytes || i == last) rate = std::max(rate, alone(i));
     return rate;
-}
-
-namespace {
-// window_rate: at least this many completions inside the window.
-constexpr int kMinInWindow = 4;
-}  // namespace
-
-double window_rate(const std::vector<double>& times, const std::vector<double>& bytes, double from, double to) {
-    if (times.empty() || times.size() != bytes.size()) return 0;
-    // Bytes completed by `from` and by `to` (completions come in bunches:
-    // a receiver that was off the core finds several done at once, so two
-    // single completions can be microseconds apart).
-    double at_from = 0, at_to = 0;
-    int inside = 0;
-    for (std::size_t i = 0; i < times.size(); ++i) {
-        if (times[i] <= from) at_from = bytes[i];
-        if (times[i] <= to) at_to = bytes[i];
-        if (times[i] > from && times[i] <= to) ++inside;
-    }
-    if (to > from && inside >= kMinInWindow && times.back() >= to) return (at_to - at_from) / (to - from);
-    // Too few messages in the window, or the stream ended before it:
-    // everything over the whole time.
-    return times.back() > 0 ? bytes.back() / times.back() : 0;
 }
 
 bool probe_debug() {

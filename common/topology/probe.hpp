@@ -9,40 +9,28 @@
 //   |--- 1 byte ------------->|      x kPings: one-way time = min RTT / 2
 //   |<-- 1 byte --------------|      (the first exchange also opens the
 //   |                          |       connection, so it rarely wins)
-//   |--- s ------------------>|      A asks for a batch of N messages of s
-//   |<== N x s bytes =========|      bytes, one way, B into A; halfway
-//   |--- s' ----------------->|      through it A asks for the next, so B
-//   |<== N x s' bytes ========|      streams without a pause, until the
-//   |--- 0 ------------------>|      round's time T has passed (0: done)
-//        s = 16 KiB first, then about 1/32 of what the last batch's rate
-//        moves in T (within 4x of the last s, 4 KiB up to the largest
-//        message); A notes when each message completes, and the
-//        rate is the bytes completed from 0.3 T to T over that time
-//        (window_rate): the pairs of a round start together and stream
-//        for the same time, so pairs that share an uplink share it during
-//        the whole window, and a token bucket's burst and the transport's
-//        start fall before it.  (Streams that grew and repeated by each
-//        pair's own times, the best time of each size kept, let a pair run
-//        alone after a slower one had stopped: on racks 1000/400 | 250/100
-//        under 250 Mbit/s the 250 Mbit/s host's crossing pairs read
-//        152-248 instead of their 150 share.)
+//   |--- s ------------------>|      A names the stream size (0: done)
+//   |<== N x s bytes =========|      one way, B into A; A's time runs
+//   ...                              until it has all of B's bytes
+//        s = 4 KiB, x4 while the next stream fits 40 % of the round's
+//        time (and s stays within the largest message), then the last two
+//        sizes again (smaller, larger, smaller: each right after a stream
+//        at least as large); the rate is the slope between them at their
+//        best times (fixed costs and a token bucket's burst cancel)
 //
 // One way, as the fan-ins: a stream each way at once read about half the
 // rate of a slow link on the emulated cluster (a 100 Mbit/s pair at 56 and 70;
 // each direction's TCP acknowledgements queue behind the other
 // direction's data in the shaped link), which the rack inference took for
 // shared uplinks.  The reverse direction is not measured (links are taken
-// as symmetric).  A pair round takes T (the round's share of the budget,
-// as before) plus the pings and one batch to drain.
+// as symmetric), so a pair round costs what it did: the same stream
+// sizes, half the bytes.
 //
-// Inside a host (round 0) the session is the leader with its second rank,
-// streams of N messages each way at once (the follower acknowledges all
-// of the leader's bytes; the leader's time runs until it has the
-// follower's bytes and that acknowledgement), from 4 KiB messages up x4
-// while the next stream fits 40 % of the round's time (up to the largest
-// message), the pings are 11 and the one-way time is their median / 2:
-// the software cost of a typical message there
-// (MeasuredNetwork::message_cost), not the luckiest one's.  The rate is
+// Inside a host (round 0) the streams still run each way at once (the
+// leader with its second rank; the follower acknowledges), the pings are
+// 11 and the one-way time is their median / 2: the software cost of a
+// typical message there (MeasuredNetwork::message_cost), not the luckiest
+// one's.  The rate is
 // the best of the streams of at least
 // 1 MiB, each alone (stream_rate says why), at their best times over
 // repeats (the last two sizes in turns, at least twice, up to 16 times
@@ -63,17 +51,12 @@
 // alike:
 //
 //   R (receiver, leads)        S1 .. Sk (up to 4 hosts, R's rack first)
-//   |--- s to each ----------->|      no pings; k streams into R at once,
-//   |<== N x s from each ======|      sizes growing as inside a host, s at
-//   ...                               most max_message / k (a pair's bytes
-//                                     in flight); R's time runs until it
-//                                     has all; then the last two sizes
-//                                     again (smaller, larger, smaller:
-//                                     each right after a stream at least
-//                                     as large) and the slope between them
-//                                     at their best times is the rate R's
-//                                     link let in (fixed costs and a
-//                                     token bucket's burst cancel)
+//   |--- s to each ----------->|      sizes as in a pair session, no pings,
+//   |<== N x s from each ======|      k streams into R at once, s at most
+//   ...                               max_message / k (a pair's bytes in
+//                                     flight); R's time runs until it has
+//                                     all; the slope of the aggregate is
+//                                     the rate R's link let in
 //
 // Costs per communicator (first set-up only, later ones reuse it): the
 // budget is split over round 0 and the pair rounds as before; each fan-in
@@ -108,9 +91,9 @@ constexpr double kMinRoundSeconds = 0.002;
 // every pair's stream times and online adaptation's windows go to stderr.
 bool probe_debug();
 
-// A session's rate from its streams' best times (a fan-in, inside a host): bytes[i] moved
+// A session's rate from its streams' best times: bytes[i] moved (each way)
 // in best[i] seconds, sizes ascending; rtt the pings' round trip.
-//   slope (a fan-in): the slope between the last two sizes, which
+//   slope (between hosts): the slope between the last two sizes, which
 //     cancels what every stream pays alike (the round trip, the
 //     rendezvous, a token bucket's burst); the last size alone where that
 //     slope is not positive.
@@ -128,15 +111,6 @@ bool probe_debug();
 // 0 when nothing was timed.
 double stream_rate(const std::vector<double>& bytes, const std::vector<double>& best, double rtt, bool slope,
                    double min_bytes = 0);
-
-// A windowed pair's rate: times[i] (seconds since its start, ascending)
-// when bytes[i] bytes (cumulative) had arrived; the bytes completed by
-// `to` less those by `from`, over to - from (each end errs by at most the
-// message in progress: a pair's messages are about 1/32 of its round).
-// With fewer than 4 completions inside the window, or none at or after
-// `to`: all bytes over the last completion's time.  0 when nothing
-// arrived.
-double window_rate(const std::vector<double>& times, const std::vector<double>& bytes, double from, double to);
 
 // What one rank contributes to the gathered matrix: probe_row_size(hosts)
 // doubles.  A host leader's row holds the pairs it led (the streams from

@@ -787,41 +787,6 @@ void test_message_cost(void**) {
     assert_true(near(net.message_cost() + a.latency + b.latency, net.host_up[0].latency + net.host_up[2].latency));
 }
 
-// A windowed pair's rate (window_rate): the bytes completed by the end of
-// the window less those by its start.  A 12.5 MB/s stream of 32 KiB
-// messages after a burst (the first 128 KiB at once), its completions
-// noticed in bunches of four (a receiver off the core): the rate within
-// one message per end; the burst before the window does not count.  Too
-// few completions in the window, or a stream that ended before its end:
-// everything over the whole time.
-void test_window_rate(void**) {
-    const double r = 12.5e6, m = 32 * 1024, burst = 128 * 1024;
-    std::vector<double> times, bytes;
-    for (int i = 1; i <= 40; ++i) {
-        const double total = i * m;
-        const double arrived = total <= burst ? 1e-4 : (total - burst) / r + 1e-4;
-        times.push_back(arrived);
-        bytes.push_back(total);
-    }
-    // Bunches: each completion is noticed with the next three.
-    std::vector<double> seen = times;
-    for (std::size_t i = 0; i < seen.size(); ++i) seen[i] = times[std::min(seen.size() - 1, i / 4 * 4 + 3)];
-    const double from = 0.3 * 0.075, to = 0.075;
-    for (const auto* t : {&times, &seen}) {
-        const double w = window_rate(*t, bytes, from, to);
-        assert_true(std::fabs(w - r) <= 2 * 4 * m / (to - from));  // a bunch of four per end at most
-    }
-    assert_true(std::fabs(window_rate(times, bytes, from, to) - r) <= 2 * m / (to - from));
-    // The whole time (with the burst) would read faster: the window does not.
-    assert_true(bytes.back() / times.back() > 1.1 * r);
-    // Three completions inside the window: all over the whole time.
-    const std::vector<double> few_t = {0.01, 0.03, 0.05, 0.07, 0.08}, few_b = {1e5, 2e5, 3e5, 4e5, 5e5};
-    assert_true(near(window_rate(few_t, few_b, from, to), 5e5 / 0.08));
-    // Ended before the window's end.
-    assert_true(near(window_rate({0.01, 0.02, 0.03, 0.04, 0.05, 0.06}, {1, 2, 3, 4, 5, 6}, from, to), 6 / 0.06));
-    assert_true(window_rate({}, {}, from, to) == 0);
-}
-
 // A session's rate from its streams' best times (stream_rate).  Between
 // hosts the slope of the last two sizes cancels fixed costs and a token
 // bucket's burst; inside a host the largest stream alone counts, so one
@@ -1615,7 +1580,6 @@ int main() {
         cmocka_unit_test(test_bytes_round_trip),
         cmocka_unit_test(test_nic_prior),
         cmocka_unit_test(test_message_cost),
-        cmocka_unit_test(test_window_rate),
         cmocka_unit_test(test_stream_rate),
         cmocka_unit_test(test_model_link),
         cmocka_unit_test(test_discover_measured),
