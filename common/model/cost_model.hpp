@@ -67,6 +67,7 @@
 #include <string>
 #include <vector>
 
+#include "core/max_min.hpp"  // max_min_rates, the simulation's sharing rule (for tests and tools)
 #include "exec/schedule_policy.hpp"
 #include "config/params.hpp"
 #include "plan/plan.hpp"
@@ -207,12 +208,5 @@ std::string link_name(const Topology& topo, int vertex, bool up);
 // NCCL's bus bandwidth of an all-reduce: 2(P-1)/P * bytes / seconds, the
 // link speed a bandwidth-optimal algorithm would need to take that long.
 double bus_bandwidth(int nranks, double bytes, double seconds);
-
-// Max-min fair rates (progressive filling) of flows over links, the rule the
-// simulation applies at every flow start and end.  capacity[l] in bytes/s
-// (infinity allowed); flow_links[f] lists the links flow f crosses.  A flow
-// crossing no finite link gets infinity.  Exposed for tests and tools.
-std::vector<double> max_min_rates(const std::vector<double>& capacity,
-                                  const std::vector<std::vector<int>>& flow_links);
 
 }  // namespace topoar

@@ -3,11 +3,14 @@
 #include "topology/measured.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include "core/hash.hpp"
+#include "core/max_min.hpp"
 #include "core/units.hpp"
 
 namespace topoar {
@@ -117,20 +120,238 @@ std::vector<int> pair_groups(const ProbeMatrix& m, const std::vector<double>& up
     return group_of;
 }
 
+// Groups numbered in order of their first member (every rank numbers a
+// partition alike); returns how many.
+int renumber(std::vector<int>* group) {
+    std::map<int, int> index;
+    for (int& g : *group) g = index.emplace(g, static_cast<int>(index.size())).first->second;
+    return static_cast<int>(index.size());
+}
+
+}  // namespace
+
+namespace {
+
+using Rounds = std::vector<std::vector<std::pair<int, int>>>;
+
+// What the measured streams of one pair round moved through each rack
+// uplink in one direction at once: *out[g] the streams leaving rack g
+// (pair (i, j): i streams into j), *in[g] those entering it.  `groups`
+// racks numbered 0..groups-1 in `group`.
+void uplink_sums(const ProbeMatrix& m, const std::vector<int>& group, int groups,
+                 const std::vector<std::pair<int, int>>& round, std::vector<double>* out, std::vector<double>* in) {
+    out->assign(static_cast<std::size_t>(groups), 0.0);
+    in->assign(static_cast<std::size_t>(groups), 0.0);
+    for (const auto& p : round) {
+        const int a = group[static_cast<std::size_t>(p.first)], b = group[static_cast<std::size_t>(p.second)];
+        if (a == b || !m.measured(p.first, p.second)) continue;
+        (*out)[static_cast<std::size_t>(a)] += m.bw_at(p.first, p.second);
+        (*in)[static_cast<std::size_t>(b)] += m.bw_at(p.first, p.second);
+    }
+}
+
+int count_groups(const std::vector<int>& group) {
+    int groups = 0;
+    for (int g : group) groups = std::max(groups, g + 1);
+    return groups;
+}
+
+}  // namespace
+
+double crossing_rate(const ProbeMatrix& m, const std::vector<int>& group, int g, bool mean) {
+    const int groups = count_groups(group);
+    if (g < 0 || g >= groups) return 0;
+    double total = 0, most = 0;
+    int samples = 0;
+    std::vector<double> out, in;
+    for (const auto& round : probe_schedule(m.hosts)) {
+        uplink_sums(m, group, groups, round, &out, &in);
+        for (double sum : {out[static_cast<std::size_t>(g)], in[static_cast<std::size_t>(g)]})
+            if (sum > 0) {
+                total += sum;
+                most = std::max(most, sum);
+                ++samples;
+            }
+    }
+    return mean ? (samples > 0 ? total / samples : 0) : most;
+}
+
+namespace {
+
+// rack_fit_error over the rounds of probe_schedule(m.hosts), computed once
+// by the caller (infer_racks scores every candidate partition).
+double fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group,
+                 const Rounds& rounds) {
+    const int n = m.hosts;
+    const int groups = count_groups(group);
+    // Links: host i's up-link is link i (in a pair round a host is in one
+    // stream, so one link serves both directions); rack g's uplink is link
+    // n + 2g leaving the rack and n + 2g + 1 entering it (streams run one
+    // way: two share it only in the same direction).  Both directions are
+    // taken as the most the streams crossing it in one direction moved
+    // together in one round (they shared it, so it carried at least that:
+    // crossing_rate's most, all racks in one pass).  Unknown: unlimited.
+    const double unlimited = std::numeric_limits<double>::infinity();
+    std::vector<double> capacity(static_cast<std::size_t>(n + (groups > 1 ? 2 * groups : 0)), unlimited);
+    auto known = [&](double rate) { return rate > 0 ? rate : unlimited; };
+    for (int i = 0; i < n; ++i) capacity[static_cast<std::size_t>(i)] = known(up[static_cast<std::size_t>(i)]);
+    if (groups > 1) {
+        std::vector<double> most(static_cast<std::size_t>(groups), 0.0), out, in;
+        for (const auto& round : rounds) {
+            uplink_sums(m, group, groups, round, &out, &in);
+            for (std::size_t g = 0; g < most.size(); ++g) most[g] = std::max({most[g], out[g], in[g]});
+        }
+        for (int g = 0; g < groups; ++g) {
+            capacity[static_cast<std::size_t>(n + 2 * g)] = known(most[static_cast<std::size_t>(g)]);
+            capacity[static_cast<std::size_t>(n + 2 * g + 1)] = known(most[static_cast<std::size_t>(g)]);
+        }
+    }
+    const double tolerance = std::log(kFitTolerance);
+    double error = 0;
+    for (const auto& round : rounds) {
+        std::vector<std::vector<int>> links;
+        std::vector<double> measured;
+        for (const auto& p : round) {
+            if (!m.measured(p.first, p.second)) continue;
+            std::vector<int> path{p.first, p.second};
+            const int a = group[static_cast<std::size_t>(p.first)], b = group[static_cast<std::size_t>(p.second)];
+            if (groups > 1 && a != b) {
+                path.push_back(n + 2 * a);      // leaves a
+                path.push_back(n + 2 * b + 1);  // enters b
+            }
+            links.push_back(std::move(path));
+            measured.push_back(m.bw_at(p.first, p.second));
+        }
+        const std::vector<double> predicted = max_min_rates(capacity, links);
+        for (std::size_t f = 0; f < measured.size(); ++f) {
+            if (!(predicted[f] > 0) || !std::isfinite(predicted[f])) continue;  // no prediction
+            error += std::max(0.0, std::fabs(std::log(measured[f] / predicted[f])) - tolerance);
+        }
+    }
+    return error;
+}
+
+}  // namespace
+
+double rack_fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group) {
+    return fit_error(m, up, group, probe_schedule(m.hosts));
+}
+
+std::vector<int> infer_racks(const ProbeMatrix& m, const std::vector<double>& rates, int* num_groups) {
+    const int n = m.hosts;
+    std::vector<int> none(static_cast<std::size_t>(n), 0);
+    *num_groups = n > 0 ? 1 : 0;
+    if (n < 4 || static_cast<int>(rates.size()) != n) return none;
+    // No pair is taken to reach more than the fastest pair did: a fan-in
+    // can show a host's link faster than any single stream between two
+    // hosts gets (a transport's per-stream limit, several streams' bursts),
+    // and pairs held back by that are no rack.
+    double fastest = 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            if (m.measured(i, j)) fastest = std::max(fastest, m.bw_at(i, j));
+    std::vector<double> up = rates;
+    for (double& r : up) r = std::min(r, fastest);
+    // Candidates: the pairs' racks (pair_groups), and with at most
+    // kExhaustiveRackHosts hosts every partition into two or more racks of
+    // at least two hosts (a rack of one host is the same network as a
+    // slower host link: nothing tells them apart, and nothing runs
+    // differently).  The best explains the rounds' rates with the least
+    // error; ties go to the first found (the pairs' racks, then the
+    // partitions in lexicographic order).
+    std::vector<std::vector<int>> candidates;
+    int heuristic_groups = 0;
+    std::vector<int> heuristic = pair_groups(m, up, &heuristic_groups);
+    if (heuristic_groups > 1) {
+        // A host alone in its rack is behind its rack's uplink in every
+        // transfer: a fan-in into it that reached clearly more than that
+        // uplink carried refutes the rack (racks 1000/400 | 250/100, the
+        // 250 Mbit/s host's pairs all at its 150 share, its fan-in 250).
+        std::vector<int> size(static_cast<std::size_t>(heuristic_groups), 0);
+        for (int g : heuristic) ++size[static_cast<std::size_t>(g)];
+        bool refuted = false;
+        for (int i = 0; i < n && !refuted; ++i) {
+            const int g = heuristic[static_cast<std::size_t>(i)];
+            const double f = static_cast<std::size_t>(i) < m.fan_in.size() ? m.fan_in[static_cast<std::size_t>(i)] : 0;
+            refuted = size[static_cast<std::size_t>(g)] == 1 && f > kPinMargin * crossing_rate(m, heuristic, g, false);
+        }
+        if (!refuted) candidates.push_back(heuristic);
+    }
+    if (n <= kExhaustiveRackHosts) {
+        // Restricted growth strings: a[0] = 0, a[i] <= 1 + max(a[0..i-1]).
+        std::vector<int> a(static_cast<std::size_t>(n), 0);
+        for (;;) {
+            int blocks = 0;
+            for (int g : a) blocks = std::max(blocks, g + 1);
+            if (blocks > 1) {
+                std::vector<int> size(static_cast<std::size_t>(blocks), 0);
+                for (int g : a) ++size[static_cast<std::size_t>(g)];
+                if (*std::min_element(size.begin(), size.end()) >= 2) candidates.push_back(a);
+            }
+            int i = n - 1;
+            for (; i > 0; --i) {
+                int top = 0;
+                for (int k = 0; k < i; ++k) top = std::max(top, a[static_cast<std::size_t>(k)]);
+                if (a[static_cast<std::size_t>(i)] <= top) {
+                    ++a[static_cast<std::size_t>(i)];
+                    std::fill(a.begin() + i + 1, a.end(), 0);
+                    break;
+                }
+            }
+            if (i == 0) break;
+        }
+    }
+    const Rounds rounds = probe_schedule(n);
+    const double flat = fit_error(m, up, none, rounds);
+    double best_error = flat;
+    const std::vector<int>* best = nullptr;
+    for (const auto& c : candidates) {
+        const double e = fit_error(m, up, c, rounds);
+        if (e < best_error) {
+            best_error = e;
+            best = &c;
+        }
+    }
+    // Racks only where they explain clearly more than none: kRackGain of
+    // log error at least, and at most half of what is left with none (a
+    // disturbed pair, or noise spread over many, is not a rack).
+    if (!best) return none;
+    std::vector<int> group = *best;
+    const int racks = renumber(&group);
+    if (flat - best_error < kRackGain * (racks - 1) || best_error > 0.5 * flat) return none;
+    *num_groups = racks;
+    return group;
+}
+
+namespace {
+
+std::vector<FanIn> sort_by_receiver(std::vector<FanIn> out) {
+    std::sort(out.begin(), out.end(), [](const FanIn& x, const FanIn& y) { return x.receiver < y.receiver; });
+    return out;
+}
+
+// Per host: the best of its pairs and of a fan-in into it.
+std::vector<double> pairs_and_fan_ins(const ProbeMatrix& m) {
+    std::vector<double> up = best_pairs(m);
+    for (std::size_t i = 0; i < up.size() && i < m.fan_in.size(); ++i) up[i] = std::max(up[i], m.fan_in[i]);
+    return up;
+}
+
 }  // namespace
 
 HostBounds host_bounds(const ProbeMatrix& m) {
     const int n = m.hosts;
     HostBounds b;
-    const std::vector<double> pairs = best_pairs(m);
+    b.rate = pairs_and_fan_ins(m);
     int num_groups = 0;
-    b.group = pair_groups(m, pairs, &num_groups);
-    b.rate = pairs;
+    b.group = infer_racks(m, b.rate, &num_groups);
     b.exact.assign(static_cast<std::size_t>(n), false);
+    double slowest = 0;
+    for (double r : b.rate)
+        if (r > 0) slowest = slowest > 0 ? std::min(slowest, r) : r;
     for (int i = 0; i < n; ++i) {
         const std::size_t u = static_cast<std::size_t>(i);
         const double f = u < m.fan_in.size() ? m.fan_in[u] : 0;
-        if (f > b.rate[u]) b.rate[u] = f;
         // The fan-in reached the host's best (not a disturbed fan-in) and
         // stayed clearly below what its senders can send: the host's link
         // held it back.
@@ -140,7 +361,13 @@ HostBounds host_bounds(const ProbeMatrix& m) {
     // than i's best by more than kPinMargin, and every such pair reached
     // i's best (within kPinMargin): i's link held them back.  One such
     // pair alone is no proof: a pair between two fast hosts disturbed
-    // (other processes on the cores) looks the same.
+    // (other processes on the cores) looks the same.  And only for the
+    // slowest host (the least rate): pairs crossing a
+    // rack uplink together with other pairs of their round share it, and
+    // a host all of whose faster partners it met that way looks pinned at
+    // its share (racks 1000/400 | 250/100 at 250 Mbit/s: the 250 Mbit/s
+    // host reached 150 with both fast hosts), while the slowest host's
+    // pairs are never held back below its own rate by that.
     std::vector<bool> pinned(static_cast<std::size_t>(n), false);
     for (int i = 0; i < n; ++i) {
         const std::size_t u = static_cast<std::size_t>(i);
@@ -152,7 +379,7 @@ HostBounds host_bounds(const ProbeMatrix& m) {
             ++faster;
             if (!(m.bw_at(i, j) * kPinMargin >= b.rate[u])) agree = false;
         }
-        pinned[u] = faster >= 2 && agree;
+        pinned[u] = faster >= 2 && agree && b.rate[u] <= slowest;
     }
     for (int i = 0; i < n; ++i)
         if (pinned[static_cast<std::size_t>(i)]) b.exact[static_cast<std::size_t>(i)] = true;
@@ -189,7 +416,60 @@ std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
         group_done[g] = true;
         out.push_back(std::move(f));
     }
-    std::sort(out.begin(), out.end(), [](const FanIn& x, const FanIn& y) { return x.receiver < y.receiver; });
+    if (!out.empty()) return sort_by_receiver(std::move(out));
+    // None inside a rack: one fan-in from across the racks, alone in its
+    // round (it crosses rack uplinks, which other fan-ins could share).
+    // Its senders: its rack mates first, then the other racks' hosts,
+    // highest bounds first; what they can show is its rack mates' sum plus
+    // what its rack's uplink carried in a pair round (the most), and that
+    // must exceed its bound by kCrossFanInMargin (a rack of two 1 Gbit/s
+    // hosts under a 200 Mbit/s uplink shows at most 1.2x its bound: no
+    // fan-in, as before).
+    const int groups = count_groups(b.group);
+    if (groups < 2) return out;
+    // What a rack's uplink surely carries: the least the streams crossing
+    // it in one direction moved together in a pair round (the most can be
+    // a round whose streams overlapped a token bucket's burst: s2's
+    // 200 Mbit/s uplink once showed 217 and 430 in its two crossing
+    // rounds).
+    std::vector<double> uplink(static_cast<std::size_t>(groups), 0.0), leaving, entering;
+    for (const auto& round : probe_schedule(n)) {
+        uplink_sums(m, b.group, groups, round, &leaving, &entering);
+        for (std::size_t g = 0; g < uplink.size(); ++g)
+            for (double sum : {leaving[g], entering[g]})
+                if (sum > 0) uplink[g] = uplink[g] > 0 ? std::min(uplink[g], sum) : sum;
+    }
+    for (int r : order) {
+        const std::size_t u = static_cast<std::size_t>(r);
+        const bool tried = u < m.fan_in.size() && m.fan_in[u] > 0;
+        if (b.exact[u] || tried || !(b.rate[u] > 0)) continue;
+        FanIn f;
+        f.receiver = r;
+        // Per rack: what its senders can send (its uplink bounds the
+        // others' racks' share, the receiver's rack's uplink all of it).
+        std::vector<double> from(static_cast<std::size_t>(groups), 0.0);
+        for (int pass = 0; pass < 2; ++pass)
+            for (int s : order) {
+                if (static_cast<int>(f.senders.size()) == kMaxFanInSenders) break;
+                const bool mate = b.group[static_cast<std::size_t>(s)] == b.group[u];
+                if (s == r || mate != (pass == 0) || !m.measured(r, s)) continue;
+                f.senders.push_back(s);
+                from[static_cast<std::size_t>(b.group[static_cast<std::size_t>(s)])] += b.rate[static_cast<std::size_t>(s)];
+            }
+        double outside = 0;
+        for (int g = 0; g < groups; ++g)
+            if (g != b.group[u]) outside += std::min(from[static_cast<std::size_t>(g)], uplink[static_cast<std::size_t>(g)]);
+        // What the uplink can add must be a good part of the bound: a fast
+        // host under a slow uplink (s2: 1 Gbit/s under 200 Mbit/s) gains
+        // little, and a noisy bound below its mate's would cost s2 rounds.
+        outside = std::min(outside, uplink[static_cast<std::size_t>(b.group[u])]);
+        if (!(outside > 0) || outside < kCrossFanInShare * b.rate[u]) continue;
+        f.senders_rate = from[static_cast<std::size_t>(b.group[u])] + outside;
+        if (!(f.senders_rate > kCrossFanInMargin * b.rate[u])) continue;
+        std::sort(f.senders.begin(), f.senders.end());
+        out.push_back(std::move(f));
+        break;
+    }
     return out;
 }
 
@@ -217,20 +497,20 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
             if (port > 0 && up[static_cast<std::size_t>(i)] > port) up[static_cast<std::size_t>(i)] = port;
         }
     };
-    cap_to_ports();
-    int num_groups = 0;
-    const std::vector<int> group_of = pair_groups(m, up, &num_groups);
-    std::vector<std::vector<int>> groups(static_cast<std::size_t>(num_groups));
-    for (int h = 0; h < n; ++h) groups[static_cast<std::size_t>(group_of[static_cast<std::size_t>(h)])].push_back(h);
-    const bool racks = num_groups > 1;
-    // Then a fan-in that reached more than the pairs raises the host's
-    // up-link (the racks stay the pairs': a fan-in runs inside a rack).
+    // A fan-in that reached more than the pairs raises the host's up-link;
+    // the racks are those that explain the pair rounds' rates best with
+    // these links (infer_racks).
     for (int i = 0; i < n; ++i) {
         const std::size_t u = static_cast<std::size_t>(i);
         const double f = u < m.fan_in.size() ? m.fan_in[u] : 0;
         if (f > up[u]) up[u] = f;
     }
     cap_to_ports();
+    int num_groups = 0;
+    const std::vector<int> group_of = infer_racks(m, up, &num_groups);
+    std::vector<std::vector<int>> groups(static_cast<std::size_t>(num_groups));
+    for (int h = 0; h < n; ++h) groups[static_cast<std::size_t>(group_of[static_cast<std::size_t>(h)])].push_back(h);
+    const bool racks = num_groups > 1;
 
     // Link classes (after the racks, which compare pairs with the rates as
     // measured, and after the fan-ins), from rates within the ports.
@@ -261,25 +541,11 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
         // A rack's uplink: what its leaving pairs moved together in a round
         // (the mean over the rounds where some left); its latency: half of what its fastest leaving pair took
         // beyond the two host links.
-        const auto rounds = probe_schedule(n);
         net.rack_up.assign(groups.size(), Link{});
         for (std::size_t g = 0; g < groups.size(); ++g) {
-            double rate = 0, residual = -1;
-            int crossing_rounds = 0;
-            for (const auto& round : rounds) {
-                double sum = 0;
-                for (const auto& p : round) {
-                    bool a_in = group_of[static_cast<std::size_t>(p.first)] == static_cast<int>(g);
-                    bool b_in = group_of[static_cast<std::size_t>(p.second)] == static_cast<int>(g);
-                    if (a_in != b_in && m.measured(p.first, p.second)) sum += m.bw_at(p.first, p.second);
-                }
-                if (sum > 0) {
-                    rate += sum;
-                    ++crossing_rounds;
-                }
-            }
             // The mean over the rounds: single measurements err both ways.
-            if (crossing_rounds > 0) rate /= crossing_rounds;
+            const double rate = crossing_rate(m, group_of, static_cast<int>(g), /*mean=*/true);
+            double residual = -1;
             for (int i : groups[g])
                 for (int j = 0; j < n; ++j) {
                     if (group_of[static_cast<std::size_t>(j)] == static_cast<int>(g) || !m.measured(i, j)) continue;

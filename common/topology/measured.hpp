@@ -4,7 +4,8 @@
 // With no topology file, rack file or Slurm address, topoar measures the
 // links of a communicator's hosts at set-up (topology/probe.hpp runs the
 // probes).  One leader per host streams messages to another host's leader,
-// all pairs of a round at once, hosts paired round-robin:
+// one way (the lower host into the higher), all pairs of a round at once,
+// hosts paired round-robin:
 //
 //   round 0:  each leader <-> a second rank of its own host (inside a host)
 //   round 1:  h0-h3  h1-h2          (circle method: H-1 rounds for even H,
@@ -12,7 +13,8 @@
 //   round 3:  h0-h1  h2-h3           every pair exactly once)
 //
 // What a pair measures is the slowest link on its path, shared with the
-// other pairs of its round that cross it: through one switch, pair (i, j)
+// other pairs of its round that cross it in the same direction: through
+// one switch, pair (i, j)
 // reaches min(b_i, b_j), so the pairs alone show every host's rate except
 // the fastest one's, which they only bound from below (by the second
 // fastest).  Fan-in rounds follow (probe.hpp) for the hosts whose rate the
@@ -27,14 +29,19 @@
 //   - a host's up-link is the best rate any of its pairs reached, or what
 //     a fan-in into it reached if that is more (a slow host is slow with
 //     every partner);
-//   - racks come from the pairs alone (their best rates per host: a
-//     fan-in changes no rack): two hosts whose pair stayed clearly below
-//     both their best pairs (kRackFactor) are separated by something slower than either host
-//     link: a shared uplink, which holds back every pair crossing it.  A
-//     host joins the first rack it reaches at host-link rate from at least
-//     half of its members (one slow pair alone is a disturbed measurement); the rack's uplink is what the pairs leaving it moved
-//     at once in a round (the flows that crossed it together), averaged
-//     over the rounds;
+//   - racks are the shared bottlenecks that explain the pair rounds best
+//     (infer_racks): pairs of one round that cross one rack uplink share
+//     it, pairs inside a rack never slow each other down, so each
+//     candidate partition predicts every pair's rate in its round (max-min
+//     sharing of the host links and of each uplink direction), and the
+//     one with the least error wins if it explains clearly more than no
+//     racks.  The rack's uplink is what the streams crossing it in one
+//     direction moved at once in a round, averaged over the rounds and
+//     directions where some crossed.  Streams run from the lower host to
+//     the higher, so with racks contiguous in host order every crossing
+//     stream of a round leaves the lower rack and they all share; with
+//     racks interleaved some cross the other way and share nothing, and
+//     those rounds show only what the uplink holds back alone;
 //   - link classes: host up-links within kSameLinkFactor of a faster
 //     host's are taken as that host's rate (the fastest of the class):
 //     probes on busy cores err by up to ~1.4x, always downwards, and a
@@ -59,12 +66,24 @@
 namespace topoar {
 
 // Round-robin pairing of `hosts` hosts (circle method): every pair exactly
-// once, each host in at most one pair per round.  Pairs are (low, high).
+// once, each host in at most one pair per round.  Pairs are (low, high):
+// low streams into high.
 std::vector<std::vector<std::pair<int, int>>> probe_schedule(int hosts);
 
 // Below this fraction of both hosts' up-links, a pair is held back by
-// something between them (a rack uplink), not by either host's own link.
+// something between them (a rack uplink), not by either host's own link
+// (the pairs' racks, one candidate of infer_racks).
 constexpr double kRackFactor = 0.6;
+
+// Racks by what explains the pair rounds (infer_racks).  A pair's rate
+// within kFitTolerance of what a candidate predicts costs nothing, beyond
+// it the log of the excess; racks are adopted only when they cut the error
+// of no racks by kRackGain at least and to half of it at most.  With at
+// most kExhaustiveRackHosts hosts every partition is a candidate.
+constexpr double kFitTolerance = 1.3;
+constexpr double kRackGain = 0.6;
+constexpr int kExhaustiveRackHosts = 8;
+
 
 // Host up-links measured within this factor of a faster one are one link
 // class, at the class's fastest rate (snap_link_classes).  Rates that truly
@@ -81,9 +100,10 @@ void snap_link_classes(std::vector<double>* rates);
 struct ProbeMatrix {
     explicit ProbeMatrix(int n = 0);
     int hosts = 0;
-    // Per ordered pair [i * hosts + j], symmetric: the rate a stream between
-    // the two reached (bytes/s, the slower direction) and the one-way time
-    // of a 1-byte message (seconds, software included).  <= 0: not measured.
+    // Per ordered pair [i * hosts + j], symmetric: the rate the one-way
+    // stream between the two reached (bytes/s; from the lower host into
+    // the higher, probe_schedule) and the one-way time of a 1-byte message
+    // (seconds, software included).  <= 0: not measured.
     std::vector<double> bw, lat;
     // Per host: the rate between two of its ranks and the one-way time of
     // a 1-byte message between them (<= 0: one rank).
@@ -105,23 +125,68 @@ constexpr double kPinMargin = 1.1;
 // this many fan-in rounds run (hosts still open then stay lower bounds).
 constexpr int kMaxFanInSenders = 4;
 constexpr int kMaxFanIns = 4;
+// A fan-in across racks must be able to show this much more than the
+// receiver's bound (a rack of two 1 Gbit/s hosts under a 200 Mbit/s uplink
+// could show 1.2x: not worth a round).
+constexpr double kCrossFanInMargin = 1.25;
+// ... and what the other racks can add through the receiver's rack uplink
+// must be at least this share of its bound (on s2, 1 Gbit/s hosts under a
+// 200 Mbit/s uplink, measured at 592 and 196 Mbit/s in one run, a host
+// measured low beside its mate otherwise got a fan-in: set-up 835-1042 ms
+// instead of main's 516-590).  Racks 1000/100 | 250/1000 under 100: the
+// 1000 Mbit/s host beside the 100 one (bound 100-143) still gets its own.
+constexpr double kCrossFanInShare = 0.4;
 
 // What the matrix proves about every host's up-link b_i so far.
 //   rate[i]: a lower bound, the best of its pairs and of a fan-in into it;
 //   exact[i]: the bound is b_i itself, because
-//     - at least two partners of its rack are known faster than rate[i]
-//       by more than kPinMargin, and its pairs with every one of them
-//       reached rate[i] (within kPinMargin): i's link held them back (one
-//       such pair alone could be a disturbed pair of two fast hosts), or
+//     - it is the slowest (its rate the least: a faster host's pairs can
+//       all have been held back by a rack uplink they shared with other
+//       pairs of their rounds), at least two
+//       partners of its rack are known faster than rate[i] by more than
+//       kPinMargin, and its pairs with every one of them reached rate[i]
+//       (within kPinMargin): i's link held them back (one such pair alone
+//       could be a disturbed pair of two fast hosts), or
 //     - a fan-in into it reached rate[i] with senders whose bounds add up
 //       to more than kPinMargin times that: i's link held it back.
 //   A host whose partners are all at most as fast as it (the fastest, and
 //   every host tied with the second fastest: all hosts when links are
 //   equal) stays a lower bound until a fan-in settles it.
+// What the streams that crossed group g's uplink in one direction moved
+// together in a pair round (it carried that at once): the most over the
+// rounds and both directions, or (mean) the mean over the rounds and
+// directions where some crossed.  0 when none crossed.
+double crossing_rate(const ProbeMatrix& m, const std::vector<int>& group, int g, bool mean);
+
+// How badly the pair rounds' rates fit a network of host up-links `up`
+// and the racks `group` (all 0: no racks): every round's measured pairs
+// as flows sharing the links fairly (core/max_min.hpp; a rack's uplink one
+// link per direction, each at crossing_rate's most); per pair
+// max(0, |log(measured / predicted)| - log(kFitTolerance)), summed.
+double rack_fit_error(const ProbeMatrix& m, const std::vector<double>& up, const std::vector<int>& group);
+
+// The racks (per host, numbered in order of first member; *num_groups of
+// them, 1: no racks) that explain the pair rounds best, given the hosts'
+// up-links `up` (pairs and fan-ins, as known).  Pairs that cross one
+// uplink in one direction in one round share it, pairs inside a rack never slow each other
+// down, so a host goes where its pairs' rates say it shares an uplink,
+// also when its own link is no faster than the uplink (racks 2+1 | 1+2 at
+// 1000/100 | 250/1000 Mbit/s under 100 Mbit/s: every pair of a slow host
+// reaches its own rate alone, but two pairs leaving a rack in one round
+// get half the uplink each).  Candidates: the pairs' racks (kRackFactor)
+// (unless a fan-in into a host it puts alone in a rack reached more than
+// kPinMargin times what that rack's uplink carried: that refutes it) and,
+// with at most kExhaustiveRackHosts hosts, every partition into racks of
+// two hosts or more (to the pairs a rack of one host is the same network
+// as a slower host link).  None with fewer than four hosts.
+// (A host's rate counts at most as the fastest pair's: a fan-in can reach
+// more than any single stream between two hosts does.)
+std::vector<int> infer_racks(const ProbeMatrix& m, const std::vector<double>& up, int* num_groups);
+
 struct HostBounds {
     std::vector<double> rate;
     std::vector<bool> exact;
-    std::vector<int> group;  // the pair matrix's racks (one group: no racks)
+    std::vector<int> group;  // infer_racks with these rates (one group: no racks)
 };
 HostBounds host_bounds(const ProbeMatrix& m);
 
@@ -131,8 +196,17 @@ HostBounds host_bounds(const ProbeMatrix& m);
 // lowest index) whose rack holds senders that could show more than its
 // bound: up to kMaxFanInSenders of its rack's other hosts, highest bounds
 // first, whose bounds add up to more than kPinMargin times its own.
-// Empty when no host qualifies (two hosts, every host exact, a host whose
-// only rack mate is one host).  Senders ascending, fan-ins by receiver.
+// When no rack has one: a single fan-in across the racks (alone in its
+// round: it crosses rack uplinks), into the open host of the highest bound
+// for which its rack mates and then other racks' hosts (up to
+// kMaxFanInSenders, highest bounds first) can show more than
+// kCrossFanInMargin times its bound: its mates' sum plus, from each other
+// rack, at most what that rack's uplink carried in a pair round, and all of
+// that at most what its own rack's uplink carried (the least the streams
+// crossing it in one direction moved together in a round, and at least kCrossFanInShare of the
+// bound; senders_rate is that sum).  This covers a host whose only rack mate is
+// slower (racks of two).  Empty when no host qualifies (two hosts, every
+// host exact).  Senders ascending, fan-ins by receiver.
 struct FanIn {
     int receiver = -1;
     std::vector<int> senders;

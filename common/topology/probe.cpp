@@ -22,8 +22,9 @@ constexpr double kMinInsideBytes = 1 << 20;
 // Row layout: [0] failed, [1] host index + 1 of a leader (0: not one),
 // [2] the inside rate of its host, [3] the rate a fan-in into its host
 // reached, [4] the sum of that fan-in's senders' bounds, [5] the one-way
-// time of a 1-byte message inside its host, then per host j: bandwidth,
-// latency.
+// time of a 1-byte message inside its host, then per host j below its own:
+// the rate of j's one-way stream into it and the one-way time of a 1-byte
+// message between them.
 constexpr std::size_t kRowHead = 6;
 
 double now() {
@@ -50,12 +51,16 @@ struct PairResult {
 // the time; its peers follow.
 class Session {
 public:
-    // pair: pings first, streams both ways; otherwise a fan-in's part.
-    // inside: a pair of one host (shared memory, not a network).
+    // pair: pings first; otherwise a fan-in's part.  Streams run one way,
+    // into the leader (between hosts a stream each way at once read about
+    // half a slow link's rate: each direction's acknowledgements waited
+    // behind the other's data in the shaped queue), except inside a host
+    // (a pair of one host, shared memory, not a network), where they run
+    // both ways at once.
     Session(Transport& t, std::vector<int> peers, bool leads, bool pair, const ProbeOptions& opt, double target,
             bool inside = false)
-        : t_(t), peers_(std::move(peers)), leads_(leads), ping_(pair), duplex_(pair), inside_(inside), opt_(opt),
-          target_(target) {}
+        : t_(t), peers_(std::move(peers)), leads_(leads), ping_(pair), duplex_(pair && inside), inside_(inside),
+          opt_(opt), target_(target) {}
 
     Status run(PairResult* out) {
         if (ping_) TOPOAR_TRY(pings(&out->latency));
@@ -137,7 +142,7 @@ public:
                 }
             }
         }
-        // Bytes each way (a fan-in: into the leader): all k streams.
+        // Bytes into the leader (inside a host: each way): all k streams.
         std::vector<double> bytes;
         for (std::size_t z : sizes) bytes.push_back(static_cast<double>(k * n * z));
         const double rate = stream_rate(bytes, best, rtt, /*slope=*/!inside_, kMinInsideBytes);
@@ -223,23 +228,24 @@ private:
         return Status::ok();
     }
 
-    // A pair: n messages of s bytes each way at once.  The follower (ack)
-    // then tells the leader that all of its bytes arrived; the leader's
-    // *elapsed runs from its start until it has the peer's bytes and
-    // acknowledgement: the time the slower direction took, plus about one
-    // round trip.  A fan-in: n messages of s bytes from every follower to
-    // the leader, whose *elapsed runs until it has them all.  Completion times of single messages mean
-    // little (a transport interleaves large messages, socket buffers hold
-    // what a descheduled receiver has not read yet); the whole stream's end
-    // does not lie.
+    // Inside a host: n messages of s bytes each way at once.  The follower
+    // (ack) then tells the leader that all of its bytes arrived; the
+    // leader's *elapsed runs from its start until it has the peer's bytes
+    // and acknowledgement: the time the slower direction took, plus about
+    // one round trip.  Otherwise (a pair between hosts, a fan-in): n
+    // messages of s bytes from every follower to the leader, whose
+    // *elapsed runs until it has them all.  Completion times of single
+    // messages mean little (a transport interleaves large messages, socket
+    // buffers hold what a descheduled receiver has not read yet); the
+    // whole stream's end does not lie.
     Status stream(std::size_t s, std::size_t n, bool ack, double* elapsed) {
         const std::size_t k = peers_.size();
         std::vector<Transport::Request> rr(k * n, nullptr), sr(k * n, nullptr), ack_req(k, nullptr);
         std::vector<char> token(k, 0);
         Status st;
         std::size_t posted_r = 0, posted_s = 0, posted_a = 0;
-        // A fan-in streams one way, into the leader: it needs no
-        // acknowledgement, and the receiver's cores move half the bytes.
+        // One way, into the leader: no acknowledgement needed, and the
+        // receiver's cores move half the bytes.
         const bool receives = duplex_ || leads_, sends = duplex_ || !leads_;
         const double t0 = now();
         // A follower's acknowledgement follows its data: its receive is
@@ -350,19 +356,22 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>
     const char token = 0;
     Status b = gather(&token, 1, tokens.data());
     if (st) st = b;
-    // The rounds between hosts: leaders only.
+    // The rounds between hosts: leaders only.  Pair (i, j), i < j: i
+    // streams into j (probe_schedule), whose leader leads the session and
+    // keeps the result in its row.
     if (leader) {
         (*row)[1] = my_host + 1;
         for (const auto& round : rounds) {
             if (!st) break;
             for (const auto& p : round) {
                 if (p.first != my_host && p.second != my_host) continue;
-                const int other = p.first == my_host ? p.second : p.first;
+                const bool receives = p.second == my_host;
+                const int other = receives ? p.first : p.second;
                 PairResult r;
-                st = Session(transport, {host_ranks[static_cast<std::size_t>(other)].ranks[0]}, p.first == my_host,
-                             true, opt, target)
+                st = Session(transport, {host_ranks[static_cast<std::size_t>(other)].ranks[0]}, receives, true, opt,
+                             target)
                          .run(&r);
-                if (st && p.first == my_host) {
+                if (st && receives) {
                     (*row)[kRowHead + 2 * static_cast<std::size_t>(other)] = r.bandwidth;
                     (*row)[kRowHead + 2 * static_cast<std::size_t>(other) + 1] = r.latency;
                 }
@@ -417,8 +426,8 @@ bool combine_probe_rows(const std::vector<double>& rows, int ranks, int hosts, P
         m.fan_in[static_cast<std::size_t>(h)] = row[3];
         m.fan_in_from[static_cast<std::size_t>(h)] = row[4];
         m.local_lat[static_cast<std::size_t>(h)] = row[5];
-        for (int j = h + 1; j < hosts; ++j)
-            m.set(h, j, row[kRowHead + 2 * static_cast<std::size_t>(j)], row[kRowHead + 2 * static_cast<std::size_t>(j) + 1]);
+        for (int j = 0; j < h; ++j)
+            m.set(j, h, row[kRowHead + 2 * static_cast<std::size_t>(j)], row[kRowHead + 2 * static_cast<std::size_t>(j) + 1]);
     }
     *out = std::move(m);
     return ok;

@@ -2,25 +2,35 @@
 // file describes its network (topology/measured.hpp says what is measured
 // and how the matrix becomes a tree).
 //
-// One pair session between two ranks A (the lower host) and B:
+// One pair session between the leaders of two hosts A (the higher host,
+// the receiver) and B (the lower one):
 //
 //   A                          B
 //   |--- 1 byte ------------->|      x kPings: one-way time = min RTT / 2
 //   |<-- 1 byte --------------|      (the first exchange also opens the
 //   |                          |       connection, so it rarely wins)
 //   |--- s ------------------>|      A names the stream size (0: done)
-//   |=== N x s bytes ========>|      a stream each way at once; A's time
-//   |<== N x s bytes =========|      runs until it has B's bytes and B's
-//   |<-- ack (1 byte) --------|      acknowledgement of A's
-//   ...  s = 4 KiB, x4 while the next stream fits 40 % of the round's
+//   |<== N x s bytes =========|      one way, B into A; A's time runs
+//   ...                              until it has all of B's bytes
+//        s = 4 KiB, x4 while the next stream fits 40 % of the round's
 //        time (and s stays within the largest message), then the last two
 //        sizes again (smaller, larger, smaller: each right after a stream
 //        at least as large); the rate is the slope between them at their
 //        best times (fixed costs and a token bucket's burst cancel)
 //
-// Inside a host (round 0) the pings are 11 and the one-way time is their
-// median / 2: the software cost of a typical message there
-// (MeasuredNetwork::message_cost), not the luckiest one's.  The rate is
+// One way, as the fan-ins: a stream each way at once read about half the
+// rate of a slow link on the emulated cluster (a 100 Mbit/s pair at 56 and 70;
+// each direction's TCP acknowledgements queue behind the other
+// direction's data in the shaped link), which the rack inference took for
+// shared uplinks.  The reverse direction is not measured (links are taken
+// as symmetric), so a pair round costs what it did: the same stream
+// sizes, half the bytes.
+//
+// Inside a host (round 0) the streams still run each way at once (the
+// leader with its second rank; the follower acknowledges), the pings are
+// 11 and the one-way time is their median / 2: the software cost of a
+// typical message there (MeasuredNetwork::message_cost), not the luckiest
+// one's.  The rate is
 // the best of the streams of at least
 // 1 MiB, each alone (stream_rate says why), at their best times over
 // repeats (the last two sizes in turns, at least twice, up to 16 times
@@ -29,16 +39,18 @@
 // message of the stream also uses (a copy from cache runs faster than the
 // large all-reduces the rate is for).
 //
-// Sessions of one round run at the same time (pairs that share an uplink
-// slow each other down, which is what shows racks).  No barrier between
-// pair rounds: a pair's messages only ever match that pair's receives.
+// Sessions of one round run at the same time (pairs whose streams cross
+// an uplink in the same direction slow each other down, which is what
+// shows racks).  No barrier between pair rounds: a pair's messages only
+// ever match that pair's receives.
 //
 // Then fan-in rounds (three hosts or more; measured.hpp says why and which
 // hosts), one after the other, each after a gather of every rank's row so
 // that every rank picks the same next one (next_fan_ins: one fan-in per
-// rack, at once) or stops alike:
+// rack, at once, or one alone with senders from other racks too) or stops
+// alike:
 //
-//   R (receiver, leads)        S1 .. Sk (up to 4 hosts of R's rack)
+//   R (receiver, leads)        S1 .. Sk (up to 4 hosts, R's rack first)
 //   |--- s to each ----------->|      sizes as in a pair session, no pings,
 //   |<== N x s from each ======|      k streams into R at once, s at most
 //   ...                               max_message / k (a pair's bytes in
@@ -101,7 +113,8 @@ double stream_rate(const std::vector<double>& bytes, const std::vector<double>& 
                    double min_bytes = 0);
 
 // What one rank contributes to the gathered matrix: probe_row_size(hosts)
-// doubles.  A host leader's row holds the pairs it led, its host's inside
+// doubles.  A host leader's row holds the pairs it led (the streams from
+// lower hosts into it), its host's inside
 // rate and one-way time, and the fan-in into its host; everyone else's is
 // zeros.  row[0] is nonzero when this
 // rank's probes failed.

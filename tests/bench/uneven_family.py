@@ -94,6 +94,8 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--table-only", action="store_true")
     ap.add_argument("--cluster-name", default="uf")
+    ap.add_argument("--mpirun-arg", action="append", default=[],
+                    help="passed to compare.py (e.g. \"--mca coll_topoar_verbose 10\" to log the measured network)")
     ap.add_argument("-o", "--out", default="/tmp/topoar-uneven-family")
     args = ap.parse_args()
 
@@ -119,6 +121,7 @@ def main():
         for size in sizes:
             spec = s.spec() + (["--map-by", "node"] if s.racks == 2 else [])
             cmd = compare_cmd(s.name, configs, args, rates, (size, size), "%s-%d" % (cell, size), spec)
+            cmd += ["--mpirun-arg=" + a for a in args.mpirun_arg]
             if run_logged(cmd, "shape %d %s, %d MiB" % (idx, s.name, size // MiB)):
                 failed.append("%s %d" % (s.name, size))
     head = "| # | shape (ranks @ Mbit/s) | racks | size | bound (s) | auto, no file (s) | / bound |"

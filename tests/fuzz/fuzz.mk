@@ -14,7 +14,7 @@ FUZZ_CXXFLAGS = -std=c++17 -g -O1 -fno-omit-frame-pointer -Wall -Wextra $(SANITI
 
 # The parsers and what they call (the algorithm table links no planner:
 # the registry is planners/make_plan.cpp).
-ENGINE = core/units core/algorithm decide/decision topology/topology topology/topology_io \
+ENGINE = core/units core/algorithm core/max_min decide/decision topology/topology topology/topology_io \
 	topology/discovery topology/device_topology topology/measured
 HARNESSES = fuzz_rules fuzz_topology fuzz_discovery fuzz_units fuzz_measured
 ENGINE_OBJS = $(ENGINE:%=engine/%.o)

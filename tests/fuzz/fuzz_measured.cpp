@@ -54,13 +54,15 @@ void infer(const std::uint8_t* data, std::size_t n) {
         m.fan_in_from[static_cast<std::size_t>(i)] = next();
     }
     // The fan-ins asked for: one per rack, every host in at most one,
-    // senders in the receiver's rack, none into a host already settled.
+    // senders in the receiver's rack unless the fan-in is alone in its
+    // round, none into a host already settled.
     const HostBounds b = host_bounds(m);
     require(b.rate.size() == static_cast<std::size_t>(hosts) && b.exact.size() == b.rate.size() &&
                 b.group.size() == b.rate.size(),
             "host_bounds: not one bound per host");
     std::vector<int> busy(static_cast<std::size_t>(hosts), 0);
-    for (const FanIn& f : next_fan_ins(m)) {
+    const std::vector<FanIn> fan_ins = next_fan_ins(m);
+    for (const FanIn& f : fan_ins) {
         require(f.receiver >= 0 && f.receiver < hosts && !b.exact[static_cast<std::size_t>(f.receiver)] &&
                     !(m.fan_in[static_cast<std::size_t>(f.receiver)] > 0),
                 "next_fan_ins: a receiver out of range or already settled");
@@ -68,9 +70,11 @@ void infer(const std::uint8_t* data, std::size_t n) {
                 "next_fan_ins: no senders or too many");
         ++busy[static_cast<std::size_t>(f.receiver)];
         for (int s : f.senders) {
-            require(s >= 0 && s < hosts && s != f.receiver &&
+            require(s >= 0 && s < hosts && s != f.receiver, "next_fan_ins: a sender out of range");
+            // From another rack only in a fan-in alone in its round.
+            require(fan_ins.size() == 1 ||
                         b.group[static_cast<std::size_t>(s)] == b.group[static_cast<std::size_t>(f.receiver)],
-                    "next_fan_ins: a sender out of range or outside the receiver's rack");
+                    "next_fan_ins: a sender outside the receiver's rack beside another fan-in");
             ++busy[static_cast<std::size_t>(s)];
         }
     }
