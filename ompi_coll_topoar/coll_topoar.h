@@ -201,13 +201,6 @@ int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, struct ompi_comm
                                    mca_coll_topoar_one_host_t *c);
 int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm,
                                     mca_coll_topoar_one_host_t *c);
-/* Instead of start: a small first call (mca_coll_topoar_gathers_first_call,
- * decided from the call and the size of comm) carries the agreement, and
- * rbuf gets the call's result, every member's data reduced in rank order;
- * then finish as after start.  An error: the allgather's (c->rc). */
-int mca_coll_topoar_one_host_gather(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm,
-                                    mca_coll_topoar_one_host_t *c, const void *sbuf, void *rbuf, int count,
-                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent);
 /* Frees the per-process digest cache (component close). */
 void mca_coll_topoar_one_host_release(void);
 int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,

@@ -152,24 +152,6 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
                 m->state = TOPOAR_STATE_FAILED;
                 outcome = 1;
             }
-        } else if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu &&
-                   mca_coll_topoar_gathers_first_call(comm, bytes) &&
-                   !mca_coll_topoar_previous_may_differ(dtype, op, (size_t) extent)) {
-            /* The first call within one host, small: it carries the
-             * agreement (one allgather, every member reducing); then the
-             * agreement's outcome as below, the call already done. */
-            mca_coll_topoar_one_host_t c;
-            rc = mca_coll_topoar_one_host_gather(m, comm, &c, sbuf, rbuf, count, dtype, op, (size_t) extent);
-            if (OMPI_SUCCESS != rc) {
-                return rc;
-            }
-            outcome = mca_coll_topoar_one_host_finish(m, comm, &c);
-            if (0 == outcome) { /* no member hands down: the full set-up, for the next calls */
-                mca_coll_topoar_setup(m, comm);
-            }
-            /* counted as what the agreement decided for the calls to come */
-            mca_coll_topoar_bump(1 == outcome ? &m->fallback : &m->handled);
-            return OMPI_SUCCESS;
         } else if (!m->one_host_checked && NULL == mca_coll_topoar_component.gpu) {
             /* The first call within one host (coll_topoar_module.c): a
              * member that hands down runs it while the agreement travels. */

@@ -451,58 +451,6 @@ int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, ompi_communicato
     return OMPI_SUCCESS == c->rc && MPI_REQUEST_NULL == c->req ? OMPI_SUCCESS : c->rc;
 }
 
-/* A small first call carries the agreement itself: one allgather (the
- * previous module's, blocking) of every member's data and digest; every
- * member reduces the data in rank order and takes the largest digest and
- * complement, as the iallreduce would have given them.  Whether to take
- * this way depends on the call and the communicator's size only
- * (mca_coll_topoar_gathers_first_call, and not for the pairs whose result
- * the previous module computes otherwise), so every member takes it
- * whatever its settings; a member that hands down would have given this
- * call to the previous module, whose result differs from this one by
- * rounding at most, alike on every rank. */
-int mca_coll_topoar_one_host_gather(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
-                                    mca_coll_topoar_one_host_t *c, const void *sbuf, void *rbuf, int count,
-                                    ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent)
-{
-    size_t n = (size_t) ompi_comm_size(comm), bytes = (size_t) count * extent;
-    size_t data = (bytes + 15) & ~(size_t) 15, unit = data + 2 * sizeof(unsigned long long);
-    unsigned long long h = one_host_digest(&c->why), d[2];
-    char *mine = (char *) calloc(1, unit), *blocks = (char *) malloc(n * unit);
-    c->req = MPI_REQUEST_NULL;
-    c->rc = OMPI_ERR_OUT_OF_RESOURCE;
-    if (NULL == mine || NULL == blocks || unit > (size_t) INT_MAX) {
-        free(mine);
-        free(blocks);
-        return c->rc;
-    }
-    if (bytes > 0) {
-        memcpy(mine, MPI_IN_PLACE == sbuf ? rbuf : sbuf, bytes);
-    }
-    d[0] = h;
-    d[1] = ~h;
-    memcpy(mine + data, d, sizeof(d));
-    c->rc = comm->c_coll->coll_allgather(mine, (int) unit, MPI_BYTE, blocks, (int) unit, MPI_BYTE, comm,
-                                         comm->c_coll->coll_allgather_module);
-    if (OMPI_SUCCESS == c->rc) {
-        c->d[0] = c->d[1] = 0;
-        for (size_t i = 0; i < n; ++i) {
-            memcpy(d, blocks + i * unit + data, sizeof(d));
-            c->d[0] = d[0] > c->d[0] ? d[0] : c->d[0];
-            c->d[1] = d[1] > c->d[1] ? d[1] : c->d[1];
-        }
-        if (bytes > 0) {
-            memcpy(rbuf, blocks, bytes);
-            for (size_t i = 1; i < n; ++i) {
-                mca_coll_topoar_reduce_local(m, dtype, op, extent, blocks + i * unit, rbuf, (size_t) count);
-            }
-        }
-    }
-    free(mine);
-    free(blocks);
-    return c->rc;
-}
-
 int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
                                     mca_coll_topoar_one_host_t *c)
 {
