@@ -84,11 +84,11 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     if (NULL != why) {
         return mca_coll_topoar_fallback(m, why, sbuf, rbuf, count, dtype, op, comm);
     }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    bytes = (size_t) count * (size_t) extent;
     if (TOPOAR_STATE_NEW == m->state) {
         int outcome = 0;
         bool one_host = mca_coll_topoar_all_on_this_host(comm);
-        ompi_datatype_get_extent(dtype, &lb, &extent);
-        bytes = (size_t) count * (size_t) extent;
         if (!one_host && mca_coll_topoar_gathers_first_call(comm, bytes)) {
             /* Across hosts, little data: the records travel with it, in one
              * allgather every member makes whatever its settings (decided
@@ -180,8 +180,6 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
                                         sbuf, rbuf, count, dtype, op, comm);
     }
 
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    bytes = (size_t) count * (size_t) extent;
     /* The one question per call: hand down, or which plan.  Answered before
      * any copy or progress bookkeeping (auto on one host goes straight to
      * the previous module; measured: docs/performance.md, node4). */

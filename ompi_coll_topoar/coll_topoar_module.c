@@ -558,7 +558,8 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, ompi_communicat
         t2 = mca_coll_topoar_now();
         first_failed = agree(m, comm, &problem);
         t3 = mca_coll_topoar_now();
-        /* Where a fresh communicator's set-up goes (rank 0's view): the
+        /* Where a fresh communicator's set-up goes, as each rank saw it
+         * (the ranks' differences are the skew the agreement absorbs): the
          * wait for the records, the engine's creation, its set-up (links
          * from this process's measurement, the table, the contests'
          * outcomes agreed) and the agreement on the outcome. */
