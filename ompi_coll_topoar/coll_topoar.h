@@ -96,6 +96,9 @@ typedef struct mca_coll_topoar_pml_ctx_t {
     struct ompi_communicator_t *comm;
     unsigned idle;
     bool polling; /* this call raised opal_progress's event users */
+    /* Every peer on this host (shared memory): a long wait never raises
+     * opal_progress's event users, as no socket needs reading at once. */
+    bool local;
     /* The messages' tag: MCA_COLL_BASE_TAG_ALLREDUCE for blocking calls
      * (they are ordered), one reserved from the communicator's
      * nonblocking tags per nonblocking operation (several may be
@@ -110,6 +113,9 @@ typedef struct mca_coll_topoar_reduce_ctx_t {
     size_t extent;
     int redop, redtype; /* topoar's own reduction when own != 0 */
     int own;
+    /* The module's blocking calls only: mca_coll_topoar_previous_may_differ
+     * of (dtype, op, extent), asked once per pair instead of per call. */
+    int may_differ;
 } mca_coll_topoar_reduce_ctx_t;
 
 typedef struct mca_coll_topoar_module_t {
@@ -141,6 +147,8 @@ typedef struct mca_coll_topoar_module_t {
      * outcome: state READY with hand_down_all, the full set-up, or, when
      * the members differ, still NEW: the full set-up at the next call). */
     bool one_host_checked;
+    /* Every member on this host (set when the module is enabled). */
+    bool all_local;
     struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
     /* frees it with the module (set by coll_topoar_gpu.c with the state) */
     void (*gpu_free)(struct mca_coll_topoar_module_t *m);
@@ -191,9 +199,15 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, struct ompi_communicator
  * follows, -1 they differ (or the agreement failed): this call is the
  * previous module's on every member, the next one runs the full set-up.
  * mca_coll_topoar_setup runs both when the call has not. */
+#define MCA_COLL_TOPOAR_AGREE_DIRECT_MAX 16
 typedef struct mca_coll_topoar_one_host {
     unsigned long long d[2];
-    struct ompi_request_t *req;
+    struct ompi_request_t *req; /* the previous module's iallreduce, or NULL */
+    /* Up to MCA_COLL_TOPOAR_AGREE_DIRECT_MAX members: every member sends
+     * d to every other one (the PML's, no collective), got[] receives. */
+    unsigned long long got[2 * MCA_COLL_TOPOAR_AGREE_DIRECT_MAX];
+    struct ompi_request_t *reqs[2 * MCA_COLL_TOPOAR_AGREE_DIRECT_MAX];
+    int nreqs;
     const char *why;
     int rc;
 } mca_coll_topoar_one_host_t;
@@ -297,6 +311,11 @@ int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_c
 /* coll_topoar_transport.c: the PML transport over ctx; the local
  * reduction of (dtype, op) over ctx. */
 void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out);
+/* The blocking calls' (dtype, op) pair on m, looked up again only when it
+ * changes: may the previous module's result differ from topoar's own
+ * (mca_coll_topoar_previous_may_differ)? */
+int mca_coll_topoar_blocking_may_differ(mca_coll_topoar_module_t *m, struct ompi_datatype_t *dtype,
+                                        struct ompi_op_t *op, size_t extent);
 void mca_coll_topoar_host_reducer(mca_coll_topoar_reduce_ctx_t *ctx, struct ompi_datatype_t *dtype,
                                   struct ompi_op_t *op, size_t extent, topoar_reducer_t *out);
 /* inout = in (op) inout over count elements, with the reduction of m's

@@ -184,7 +184,7 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
      * any copy or progress bookkeeping (auto on one host goes straight to
      * the previous module; measured: docs/performance.md, node4). */
     rc = topoar_engine_prepare(m->engine, (size_t) count, (size_t) extent, TOPOAR_MEM_HOST,
-                               mca_coll_topoar_previous_may_differ(dtype, op, (size_t) extent)
+                               mca_coll_topoar_blocking_may_differ(m, dtype, op, (size_t) extent)
                                    ? TOPOAR_PREPARE_OWN_RESULT_ONLY : 0,
                                &call);
     if (TOPOAR_ERR_UNSUPPORTED == rc) {

@@ -17,7 +17,10 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
 #include "ompi/proc/proc.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -40,6 +43,8 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->io_ctx.comm = NULL;
     m->io_ctx.idle = 0;
     m->io_ctx.polling = false;
+    m->io_ctx.local = false;
+    m->all_local = false;
     m->io_ctx.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     m->blocking_reduce.op = NULL;
     m->blocking_reduce.dtype = NULL;
@@ -104,6 +109,7 @@ int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_co
     m->previous_allreduce = comm->c_coll->coll_allreduce;
     m->previous_allreduce_module = comm->c_coll->coll_allreduce_module;
     OBJ_RETAIN(m->previous_allreduce_module);
+    m->all_local = mca_coll_topoar_all_on_this_host(comm);
     /* Nonblocking and persistent: what the communicator has now (libnbc's,
      * usually); without one, topoar does not take those calls either (the
      * module's slots stay as the previous module's). */
@@ -152,6 +158,25 @@ static bool param_is_string(int i)
     return TOPOAR_OK == topoar_param_info(i, &p) && TOPOAR_PARAM_STRING == p.type;
 }
 
+/* The string parameters' indices, found once (the table is fixed): the
+ * check below runs at every new communicator's first call. */
+static int string_params[TOPOAR_PARAM_MAX];
+static int num_string_params = -1;
+
+static void find_string_params(void)
+{
+    if (num_string_params >= 0) {
+        return;
+    }
+    int n = 0;
+    for (int i = 0; i < mca_coll_topoar_component.num_params && i < TOPOAR_PARAM_MAX; ++i) {
+        if (param_is_string(i)) {
+            string_params[n++] = i;
+        }
+    }
+    num_string_params = n;
+}
+
 /* Whether the parameters still have the values `seen` was taken from.
  * Strings by contents: MPI_T may free one and allocate the next at the same
  * address. */
@@ -161,9 +186,11 @@ static bool params_unchanged(const params_seen_t *seen)
     if (!seen->valid || 0 != memcmp(seen->raw, cm->params, sizeof(seen->raw))) {
         return false;
     }
-    for (int i = 0; i < cm->num_params; ++i) {
+    find_string_params();
+    for (int k = 0; k < num_string_params; ++k) {
+        const int i = string_params[k];
         const char *now = cm->params[i].s, *then = seen->strings[i];
-        if (param_is_string(i) && ((NULL == now) != (NULL == then) || (NULL != now && 0 != strcmp(now, then)))) {
+        if ((NULL == now) != (NULL == then) || (NULL != now && 0 != strcmp(now, then))) {
             return false;
         }
     }
@@ -255,29 +282,57 @@ static pthread_mutex_t settings_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     params_seen_t seen;
     unsigned long long settings[TOPOAR_PARAM_MAX];
+    unsigned long long hash; /* of settings (settings_hash) */
     const char *one_host_why;
 } settings_cache;
 
-/* Fills mine->settings and *one_host_why from the parameters now. */
-static void settings_now(topoar_rank_info_t *mine, const char **one_host_why)
+/* FNV-1a over the settings' bytes: a quarter of a microsecond, so it is
+ * kept with them rather than made at every communicator's first call. */
+static unsigned long long settings_hash(const unsigned long long *settings)
+{
+    unsigned long long h = 14695981039346656037ull;
+    const unsigned char *b = (const unsigned char *) settings;
+    for (size_t i = 0; i < sizeof(settings_cache.settings); i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Fills mine->settings (mine may be NULL), *one_host_why and *hash (may be
+ * NULL) from the parameters now. */
+static void settings_now(topoar_rank_info_t *mine, const char **one_host_why, unsigned long long *hash)
 {
     pthread_mutex_lock(&settings_lock);
     if (!params_unchanged(&settings_cache.seen)) {
         mca_coll_topoar_config_t conf;
+        topoar_rank_info_t scratch;
+        topoar_rank_info_t *into = NULL != mine ? mine : &scratch;
         const char *why = NULL; /* set only when it hands down */
+        if (NULL == mine) {
+            memset(&scratch, 0, sizeof(scratch));
+        }
         mca_coll_topoar_config(&conf);
-        topoar_settings_fingerprint(&conf.cfg, mine);
+        topoar_settings_fingerprint(&conf.cfg, into);
         (void) topoar_config_hands_down_single_host(&conf.cfg, &why);
         if (params_name_a_file()) {
             pthread_mutex_unlock(&settings_lock);
             *one_host_why = why;
+            if (NULL != hash) {
+                *hash = settings_hash(into->settings);
+            }
             return;
         }
         params_take(&settings_cache.seen);
-        memcpy(settings_cache.settings, mine->settings, sizeof(mine->settings));
+        memcpy(settings_cache.settings, into->settings, sizeof(into->settings));
+        settings_cache.hash = settings_hash(into->settings);
         settings_cache.one_host_why = why;
     }
-    memcpy(mine->settings, settings_cache.settings, sizeof(mine->settings));
+    if (NULL != mine) {
+        memcpy(mine->settings, settings_cache.settings, sizeof(mine->settings));
+    }
+    if (NULL != hash) {
+        *hash = settings_cache.hash;
+    }
     *one_host_why = settings_cache.one_host_why;
     pthread_mutex_unlock(&settings_lock);
 }
@@ -287,7 +342,7 @@ void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info
     const char *why;
     mca_coll_topoar_config(conf);
     topoar_local_rank_info(mine);
-    settings_now(mine, &why);
+    settings_now(mine, &why, NULL);
 }
 
 /* A setting that must agree differs between rank 0 and rank `other`: said
@@ -391,10 +446,12 @@ bool mca_coll_topoar_setup_deferred(void)
  * have the same settings, the same GPU state and the same answer, with one
  * small allreduce (MAX of a digest and of its complement: all equal iff
  * the largest digest is the complement of the largest complement).  The
- * check is started nonblocking through the previous module, so a member
- * that hands down runs the call itself at once, beside it:
+ * check is started nonblocking (up to MCA_COLL_TOPOAR_AGREE_DIRECT_MAX
+ * members by point-to-point posts to each other, larger groups through the
+ * previous module's nonblocking allreduce), so a member that hands down
+ * runs the call itself at once, beside it:
  *
- *   every member      start iallreduce(digest)
+ *   every member      start the agreement(digest)
  *   hands down        previous allreduce(call)   wait(digest)
  *   does not          wait(digest)  -> all equal: the full set-up, this call
  *                                   -> differ:    previous allreduce(call)
@@ -412,14 +469,8 @@ bool mca_coll_topoar_setup_deferred(void)
 static unsigned long long one_host_digest(const char **why)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
-    unsigned long long h = 14695981039346656037ull;
-    topoar_rank_info_t mine;
-    memset(&mine, 0, sizeof(mine));
-    settings_now(&mine, why);
-    const unsigned char *b = (const unsigned char *) mine.settings;
-    for (size_t i = 0; i < sizeof(mine.settings); i++) {
-        h = (h ^ b[i]) * 1099511628211ull;
-    }
+    unsigned long long h;
+    settings_now(NULL, why, &h);
     h = (h ^ (unsigned long long) (NULL != *why)) * 1099511628211ull;
     return (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
 }
@@ -431,6 +482,42 @@ void mca_coll_topoar_one_host_release(void)
     pthread_mutex_unlock(&settings_lock);
 }
 
+/* Small groups exchange the digests directly: every member posts a
+ * receive from and a send to every other one, on a tag reserved from the
+ * communicator's nonblocking tags (every member reserves it here, at its
+ * first blocking call).  No collective module is involved, so none is left
+ * polling opal_progress for the rest of the job (libnbc registers its
+ * progress callback on a communicator's first nonblocking collective and
+ * keeps it while the communicator lives), and nothing is scheduled: the
+ * agreement costs a member 2 (n - 1) point-to-point posts. */
+static int one_host_post(ompi_communicator_t *comm, mca_coll_topoar_one_host_t *c)
+{
+    const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    int rc = OMPI_SUCCESS;
+    for (int i = 0; i < n && OMPI_SUCCESS == rc; ++i) {
+        if (i != me) {
+            rc = MCA_PML_CALL(irecv(&c->got[2 * i], 2, MPI_UNSIGNED_LONG_LONG, i, tag, comm, &c->reqs[c->nreqs]));
+            c->nreqs += OMPI_SUCCESS == rc;
+        }
+    }
+    for (int i = 0; i < n && OMPI_SUCCESS == rc; ++i) {
+        if (i != me) {
+            rc = MCA_PML_CALL(isend(c->d, 2, MPI_UNSIGNED_LONG_LONG, i, tag, MCA_PML_BASE_SEND_STANDARD, comm,
+                                    &c->reqs[c->nreqs]));
+            c->nreqs += OMPI_SUCCESS == rc;
+        }
+    }
+    if (OMPI_SUCCESS != rc) { /* cancel what waits (sends complete), so nothing stays posted */
+        for (int k = 0; k < c->nreqs; ++k) {
+            (void) ompi_request_cancel(c->reqs[k]);
+        }
+        (void) ompi_request_wait_all((size_t) c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+        c->nreqs = 0;
+    }
+    return rc;
+}
+
 int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
                                    mca_coll_topoar_one_host_t *c)
 {
@@ -438,9 +525,15 @@ int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, ompi_communicato
     c->d[0] = h;
     c->d[1] = ~h;
     c->req = MPI_REQUEST_NULL;
-    /* Without a nonblocking allreduce below (every member has the same
-     * coll components), the blocking one: the same agreement, not beside
-     * the call. */
+    c->nreqs = 0;
+    if (ompi_comm_size(comm) <= MCA_COLL_TOPOAR_AGREE_DIRECT_MAX) {
+        c->rc = one_host_post(comm, c);
+        return c->rc;
+    }
+    /* Larger groups: the previous module's nonblocking allreduce of the
+     * digests (MAX), or without one (every member has the same coll
+     * components) the blocking one: the same agreement, not beside the
+     * call. */
     if (NULL != m->previous_iallreduce) {
         c->rc = m->previous_iallreduce(MPI_IN_PLACE, c->d, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm, &c->req,
                                        m->previous_iallreduce_module);
@@ -458,6 +551,16 @@ int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, ompi_communicat
     int rc = c->rc;
     if (OMPI_SUCCESS == rc && MPI_REQUEST_NULL != c->req) {
         rc = ompi_request_wait(&c->req, MPI_STATUS_IGNORE); /* complete: frees it */
+    }
+    if (OMPI_SUCCESS == rc && c->nreqs > 0) {
+        const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+        rc = ompi_request_wait_all((size_t) c->nreqs, c->reqs, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < n && OMPI_SUCCESS == rc; ++i) {
+            if (i != me) { /* the MAX of every member's pair, as the allreduce above gives */
+                c->d[0] = c->got[2 * i] > c->d[0] ? c->got[2 * i] : c->d[0];
+                c->d[1] = c->got[2 * i + 1] > c->d[1] ? c->got[2 * i + 1] : c->d[1];
+            }
+        }
     }
     m->one_host_checked = true;
     if (OMPI_SUCCESS != rc || c->d[0] != ~c->d[1]) {
@@ -502,7 +605,7 @@ static const char *setup_with_io(mca_coll_topoar_module_t *m, ompi_communicator_
     int rc;
     topoar_transport_t transport;
     topoar_setup_io_t io = {&transport, comm, setup_allgather};
-    m->io_ctx = (mca_coll_topoar_pml_ctx_t){comm, 0, true, MCA_COLL_BASE_TAG_ALLREDUCE};
+    m->io_ctx = (mca_coll_topoar_pml_ctx_t){comm, 0, true, m->all_local, MCA_COLL_BASE_TAG_ALLREDUCE};
     mca_coll_topoar_pml_transport(&m->io_ctx, &transport);
     opal_progress_event_users_increment();
     rc = topoar_engine_setup_io(m->engine, all, &io);

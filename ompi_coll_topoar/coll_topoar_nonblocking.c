@@ -107,11 +107,12 @@ struct mca_coll_topoar_nb_setup {
 static struct {
     pthread_mutex_t lock;
     int active;
+    int remote; /* of active: on communicators that span hosts */
     bool registered;
     bool polling; /* raised opal_progress's event users */
     mca_coll_topoar_request_t *head, *tail;
     struct mca_coll_topoar_nb_setup *setups;
-} nb = {PTHREAD_MUTEX_INITIALIZER, 0, false, false, NULL, NULL, NULL};
+} nb = {PTHREAD_MUTEX_INITIALIZER, 0, 0, false, false, NULL, NULL, NULL};
 
 static int nb_progress(void);
 static topoar_engine_t *engine_from_records(ompi_communicator_t *comm, const topoar_config_t *conf,
@@ -139,18 +140,26 @@ static OBJ_CLASS_INSTANCE(mca_coll_topoar_request_t, ompi_coll_base_nbc_request_
 /* Every change of nb.active (a request on the list, a set-up in flight)
  * goes through here: the progress callback is registered when first
  * needed, and the event library is polled on every progress call while
- * anything is active (TCP sockets then need no tick to be read), as a
- * blocking call does once it has gone idle. */
-static void active_add(int delta)
+ * anything is active on a communicator that spans hosts (TCP sockets then
+ * need no tick to be read), as a blocking call there does once it has gone
+ * idle.  Within one host (m->all_local) messages arrive through shared
+ * memory, which every progress call reads, and a poll() per call only
+ * slowed them: a communicator split on one host, whose context id is
+ * agreed by nonblocking allreduces on the parent, took 12-13 us against
+ * 7-10 without the polling (docs/performance.md, "The latency floor"). */
+static void active_add(int delta, const mca_coll_topoar_module_t *m)
 {
     __atomic_store_n(&nb.active, nb.active + delta, __ATOMIC_RELAXED);
+    if (!m->all_local) {
+        nb.remote += delta;
+    }
     if (!nb.registered && nb.active > 0) {
         nb.registered = OPAL_SUCCESS == opal_progress_register(nb_progress);
     }
-    if (nb.active > 0 && !nb.polling) {
+    if (nb.remote > 0 && !nb.polling) {
         opal_progress_event_users_increment();
         nb.polling = true;
-    } else if (0 == nb.active && nb.polling) {
+    } else if (0 == nb.remote && nb.polling) {
         opal_progress_event_users_decrement();
         nb.polling = false;
     }
@@ -165,7 +174,7 @@ static void list_append(mca_coll_topoar_request_t *r)
         nb.tail->next = r;
         nb.tail = r;
     }
-    active_add(1);
+    active_add(1, r->m);
 }
 
 /* Takes r off the list (a walk: few operations are outstanding). */
@@ -188,7 +197,7 @@ static void list_remove(mca_coll_topoar_request_t *r)
         nb.tail = prev;
     }
     r->next = NULL;
-    active_add(-1);
+    active_add(-1, r->m);
 }
 
 /* ---- requests ------------------------------------------------------------- */
@@ -421,7 +430,7 @@ static void finish_setup(struct mca_coll_topoar_nb_setup *s, mca_coll_topoar_req
         }
     }
     if (!s->parked) {
-        active_add(-1);
+        active_add(-1, m);
     }
     rc = NULL == s->req ? OMPI_SUCCESS : ompi_request_wait(&s->req, MPI_STATUS_IGNORE); /* complete: frees it */
     if (OMPI_SUCCESS != rc) {
@@ -572,7 +581,7 @@ static int start_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, b
     OBJ_RETAIN(m); /* a persistent request that started it may be freed, and its communicator, before it ends */
     OBJ_RETAIN(comm);
     __atomic_store_n(&m->state, TOPOAR_STATE_SETTING_UP, __ATOMIC_RELEASE);
-    active_add(1);
+    active_add(1, m);
     opal_output_verbose(20, mca_coll_topoar_component.output,
                         "coll:topoar: %s: set-up started as a nonblocking allgather of the ranks' records",
                         comm->c_name);
@@ -734,7 +743,7 @@ static int nb_progress(void)
             finish_setup(s, &done_head);
         } else if (!s->parked) {
             s->parked = true;
-            active_add(-1);
+            active_add(-1, s->m);
         }
     }
     for (r = nb.head; r != NULL; r = next) {
@@ -915,6 +924,7 @@ static mca_coll_topoar_request_t *req_new(mca_coll_topoar_module_t *m, ompi_comm
     r->pctx.comm = comm;
     r->pctx.idle = 0;
     r->pctx.polling = false;
+    r->pctx.local = m->all_local;
     r->pctx.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     mca_coll_topoar_pml_transport(&r->pctx, &r->transport);
     mca_coll_topoar_host_reducer(&r->rctx, dtype, op, r->extent, &r->reducer);

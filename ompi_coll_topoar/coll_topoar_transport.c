@@ -24,7 +24,10 @@
  * others (docs/performance.md, "What mattered").  A call
  * that has gone idle kPollAfterIdle times asks for every-pass polling for the
  * rest of the call, so a long wait on TCP (a connection being set up, a
- * congested link) never waits for the tick. */
+ * congested link) never waits for the tick.  Not within one host: there
+ * the peers' messages arrive through shared memory, which every pass
+ * reads, and a poll() per pass (a system call, and a clock read before it)
+ * only delays seeing them (docs/performance.md, "The latency floor"). */
 typedef mca_coll_topoar_pml_ctx_t pml_ctx_t;
 
 enum { kPollAfterIdle = 64 };
@@ -117,7 +120,7 @@ static void pml_cancel_quietly(void *ctx, void **req)
 static void pml_progress(void *ctx)
 {
     pml_ctx_t *c = (pml_ctx_t *) ctx;
-    if (!c->polling && ++c->idle >= kPollAfterIdle) {
+    if (!c->polling && !c->local && ++c->idle >= kPollAfterIdle) {
         opal_progress_event_users_increment();
         c->polling = true;
     }
@@ -171,10 +174,18 @@ static reduce_ctx_t *blocking_reducer(mca_coll_topoar_module_t *m, ompi_datatype
     reduce_ctx_t *r = &m->blocking_reduce;
     if (r->op != op || r->dtype != dtype || r->extent != extent) {
         mca_coll_topoar_host_reducer(r, dtype, op, extent, out);
+        r->may_differ = mca_coll_topoar_previous_may_differ(dtype, op, extent);
     }
     out->ctx = r;
     out->reduce = op_reduce;
     return r;
+}
+
+int mca_coll_topoar_blocking_may_differ(mca_coll_topoar_module_t *m, ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        size_t extent)
+{
+    topoar_reducer_t reducer;
+    return blocking_reducer(m, dtype, op, extent, &reducer)->may_differ;
 }
 
 void mca_coll_topoar_reduce_local(mca_coll_topoar_module_t *m, ompi_datatype_t *dtype, struct ompi_op_t *op,
@@ -188,7 +199,7 @@ void mca_coll_topoar_reduce_local(mca_coll_topoar_module_t *m, ompi_datatype_t *
 int mca_coll_topoar_run_fast(mca_coll_topoar_module_t *m, const topoar_call_t *call, void *rbuf,
                              ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm)
 {
-    pml_ctx_t pctx = {comm, 0, false, MCA_COLL_BASE_TAG_ALLREDUCE};
+    pml_ctx_t pctx = {comm, 0, false, m->all_local, MCA_COLL_BASE_TAG_ALLREDUCE};
     const topoar_fast_transport_t transport = {&pctx, pml_isend, pml_irecv, pml_wait_all, pml_cancel_quietly};
     topoar_reducer_t reducer;
     const reduce_ctx_t *r = blocking_reducer(m, dtype, op, call->elem_size, &reducer);
@@ -209,7 +220,7 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
 {
     int rc;
     topoar_reducer_t reducer;
-    pml_ctx_t pctx = {comm, 0, false, MCA_COLL_BASE_TAG_ALLREDUCE};
+    pml_ctx_t pctx = {comm, 0, false, m->all_local, MCA_COLL_BASE_TAG_ALLREDUCE};
     topoar_transport_t transport;
 
     mca_coll_topoar_pml_transport(&pctx, &transport);
