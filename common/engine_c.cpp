@@ -266,19 +266,37 @@ int topoar_settings_mismatch(const topoar_rank_info_t* all, int size, int* param
     return 0;
 }
 
+namespace {
+// The process's names, read once: every new communicator's first call makes
+// a record, and a system call plus three environment scans were a
+// measurable part of a small first call (docs/performance.md, fresh
+// communicators).  A process's host and Slurm placement do not change.
+struct ProcessNames {
+    char host[TOPOAR_NAME_MAX] = {0};
+    char slurm_addr[TOPOAR_NAME_MAX] = {0};
+    char slurm_pattern[TOPOAR_NAME_MAX] = {0};
+    ProcessNames() {
+        char h[256] = {0};
+        if (gethostname(h, sizeof(h) - 1) != 0) std::strcpy(h, "unknown");
+        // TOPOAR_HOSTNAME: the host this process says it is on, for tests
+        // that emulate several hosts on one machine (tests/gpu/fake-hosts.sh
+        // gives each rank one).  Only topoar's discovery sees it: Open MPI's
+        // own locality, and NCCL's, still see the real host.
+        const char* fake = std::getenv("TOPOAR_HOSTNAME");
+        if (fake && *fake) std::snprintf(h, sizeof(h), "%s", fake);
+        copy_name(host, h);
+        copy_name(slurm_addr, std::getenv("SLURM_TOPOLOGY_ADDR"));
+        copy_name(slurm_pattern, std::getenv("SLURM_TOPOLOGY_ADDR_PATTERN"));
+    }
+};
+}  // namespace
+
 void topoar_local_rank_info(topoar_rank_info_t* out) {
     std::memset(out, 0, sizeof(*out));
-    char host[256] = {0};
-    if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown");
-    // TOPOAR_HOSTNAME: the host this process says it is on, for tests that
-    // emulate several hosts on one machine (tests/gpu/fake-hosts.sh gives
-    // each rank one).  Only topoar's discovery sees it: Open MPI's own
-    // locality, and NCCL's, still see the real host.
-    const char* fake = std::getenv("TOPOAR_HOSTNAME");
-    if (fake && *fake) std::snprintf(host, sizeof(host), "%s", fake);
-    copy_name(out->host, host);
-    copy_name(out->slurm_addr, std::getenv("SLURM_TOPOLOGY_ADDR"));
-    copy_name(out->slurm_pattern, std::getenv("SLURM_TOPOLOGY_ADDR_PATTERN"));
+    static const ProcessNames names;
+    std::memcpy(out->host, names.host, sizeof(out->host));
+    std::memcpy(out->slurm_addr, names.slurm_addr, sizeof(out->slurm_addr));
+    std::memcpy(out->slurm_pattern, names.slurm_pattern, sizeof(out->slurm_pattern));
     // The machine's hwloc topology is loaded once per process
     // (hwloc_probe.cpp); only the binding is asked here.
     try {

@@ -337,10 +337,36 @@ static void settings_now(topoar_rank_info_t *mine, const char **one_host_why, un
     pthread_mutex_unlock(&settings_lock);
 }
 
+/* The parameters' texts (mca_coll_topoar_config), kept while the
+ * parameters keep their values: ~30 numbers formatted at every new
+ * communicator's set-up were a few microseconds of a small first call. */
+static struct {
+    params_seen_t seen;
+    mca_coll_topoar_config_t conf;
+} config_cache;
+
+static void config_now(mca_coll_topoar_config_t *out)
+{
+    pthread_mutex_lock(&settings_lock);
+    if (!params_unchanged(&config_cache.seen)) {
+        mca_coll_topoar_config(&config_cache.conf);
+        params_take(&config_cache.seen);
+    }
+    *out = config_cache.conf;
+    out->cfg.names = out->names;
+    out->cfg.values = out->values;
+    for (int k = 0; k < out->cfg.count; ++k) {
+        if (config_cache.conf.values[k] == config_cache.conf.numbers[k]) {
+            out->values[k] = out->numbers[k]; /* the copy's own text, not the cache's */
+        }
+    }
+    pthread_mutex_unlock(&settings_lock);
+}
+
 void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info_t *mine)
 {
     const char *why;
-    mca_coll_topoar_config(conf);
+    config_now(conf);
     topoar_local_rank_info(mine);
     settings_now(mine, &why, NULL);
 }
@@ -479,6 +505,7 @@ void mca_coll_topoar_one_host_release(void)
 {
     pthread_mutex_lock(&settings_lock);
     params_forget(&settings_cache.seen);
+    params_forget(&config_cache.seen);
     pthread_mutex_unlock(&settings_lock);
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # fresh.sh "SPEC" ROUNDS "GROUPS" "SIZES" [extra --mca for "lead"...]: tools/topoar_comm_churn (-n 20 -c 4) on
-# an emulated cluster (--map-by node), separate jobs interleaved per round: main (BEFORE_INSTALL: the build
+# an emulated cluster (--map-by node; ITERS=N for -n N), separate jobs interleaved per round: main (BEFORE_INSTALL: the build
 # before the deferred set-up, 94f906c), lead (AFTER_INSTALL: with it), tuned, han.  JOBS="..." picks some.
 # Set BEFORE_INSTALL / AFTER_INSTALL to two ./setup.sh build installs; run from the repository root as root.
 # Each output line: round, group, bytes, job, then the medians over the iterations (us) of the first call,
@@ -19,6 +19,6 @@ for r in $(seq $rounds); do for g in $groups; do for m in $sizes; do
    tuned) c=(--mca coll tuned,libnbc,basic,self);;
    han) c=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100);;
   esac
-  out=$(timeout 300 $tc run --name $name --map-by node -- "${c[@]}" $B -g $g -m $m -n 20 -c 4 2>&1)
+  out=$(timeout 300 $tc run --name $name --map-by node -- "${c[@]}" $B -g $g -m $m -n ${ITERS:-20} -c 4 2>&1)
   echo "$r g=$g m=$m $job $(echo "$out" | awk '$1=="first"||$1=="second"||$1=="later"||$1=="split"{printf "%s=%.1f ", $1, $3*1e6}') $(echo "$out" | grep -c WRONG)"
  done; done; done; done
