@@ -610,6 +610,10 @@ struct topoar_op {
     CallbackReducer reducer{r};
     PreparedCall call;
     CallOperation op;
+    // A small plan's calls (call.fast: one chunk, a FastProgram) run as a
+    // FastOperation instead: no scheduling policy, no per-step queues.
+    FastOperation fast;
+    bool use_fast = false;
     std::string error;
     topoar_op(const topoar_transport_t& tt, const topoar_reducer_t& rr, const PreparedCall& c)
         : t(tt), r(rr), call(c) {}
@@ -647,7 +651,10 @@ topoar_op_t* topoar_engine_op_create(topoar_engine_t* e, const topoar_call_t* ca
 
 int topoar_op_start(topoar_op_t* op, void* buf) {
     try {
-        Status s = op->op.start(op->call, buf, op->transport, op->reducer);
+        op->use_fast = op->call.fast && op->call.plan && op->call.plan->fast.usable();
+        Status s = op->use_fast ? op->fast.start(op->call.plan->fast, static_cast<char*>(buf), op->transport,
+                                                 op->reducer)
+                                : op->op.start(op->call, buf, op->transport, op->reducer);
         return s ? TOPOAR_OK : op_fail(op, s);
     } catch (const std::bad_alloc&) {
         return op_fail(op, Status::internal("start: out of memory"));
@@ -659,7 +666,7 @@ int topoar_op_start(topoar_op_t* op, void* buf) {
 int topoar_op_advance(topoar_op_t* op, int* done, int* moved) {
     try {
         bool d = false, m = false;
-        Status s = op->op.advance(&d, &m);
+        Status s = op->use_fast ? op->fast.advance(&d, &m) : op->op.advance(&d, &m);
         *done = d ? 1 : 0;
         *moved = m ? 1 : 0;
         return s ? TOPOAR_OK : op_fail(op, s);
@@ -676,6 +683,7 @@ void topoar_op_destroy(topoar_op_t* op) {
     if (!op) return;
     try {
         op->op.abandon();
+        op->fast.abandon();
     } catch (...) {
     }
     delete op;

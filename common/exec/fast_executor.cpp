@@ -97,4 +97,107 @@ bool FastReduce::operator()(const void* in, void* inout, std::size_t count) cons
     return own_ && topoar_reduce_host(op_, type_, in, inout, count) == 0;
 }
 
+Status FastOperation::start(const FastProgram& prog, char* buf, Transport& transport, Reducer& reducer) {
+    abandon();
+    prog_ = &prog;
+    buf_ = buf;
+    transport_ = &transport;
+    reducer_ = &reducer;
+    if (prog.scratch_bytes > scratch_size_) {
+        scratch_.reset(new char[prog.scratch_bytes]);
+        scratch_size_ = prog.scratch_bytes;
+    }
+    round_ = 0;
+    running_ = prog.round_begin.size() > 1;
+    return running_ ? post_round() : Status::ok();
+}
+
+Status FastOperation::post_round() {
+    const std::uint32_t lo = prog_->round_begin[round_], hi = prog_->round_begin[round_ + 1];
+    char* scratch = scratch_.get();
+    n_ = pending_ = 0;
+    // Receives first, so a peer's message finds its receive posted.
+    for (int pass = 0; pass < 2; ++pass) {
+        for (std::uint32_t i = lo; i < hi; ++i) {
+            const FastStep& s = prog_->steps[i];
+            const bool send = s.kind == FastKind::send;
+            if (send != (pass == 1)) continue;
+            Status st = send ? transport_->isend(buf_ + s.offset, s.bytes, s.peer, &req_[n_])
+                             : transport_->irecv(s.direct ? buf_ + s.offset : scratch + s.land, s.bytes, s.peer,
+                                                 &req_[n_]);
+            if (!st) {
+                abandon();
+                return Status(st.code(), "fast operation: " + std::string(send ? "isend" : "irecv") + " of step " +
+                                              std::to_string(i) + " (round " + std::to_string(round_) + ", peer " +
+                                              std::to_string(s.peer) + ", " + std::to_string(s.bytes) +
+                                              " bytes): " + st.message());
+            }
+            live_[n_++] = true;
+            ++pending_;
+        }
+    }
+    return Status::ok();
+}
+
+Status FastOperation::advance(bool* done, bool* moved) {
+    *done = false;
+    *moved = false;
+    if (!running_) {
+        *done = true;
+        return Status::ok();
+    }
+    for (int k = 0; k < n_ && pending_ > 0; ++k) {
+        if (!live_[k]) continue;
+        bool complete = false;
+        Status st = transport_->test(&req_[k], &complete);
+        if (!st) {
+            live_[k] = false;  // the transport ended it
+            --pending_;
+            abandon();
+            return Status(st.code(), "fast operation: round " + std::to_string(round_) + ": " + st.message());
+        }
+        if (complete) {
+            live_[k] = false;
+            --pending_;
+        }
+    }
+    if (pending_ > 0) return Status::ok();
+    // The round is complete: its receives applied in step order.
+    const std::uint32_t lo = prog_->round_begin[round_], hi = prog_->round_begin[round_ + 1];
+    char* scratch = scratch_.get();
+    for (std::uint32_t i = lo; i < hi; ++i) {
+        const FastStep& s = prog_->steps[i];
+        if (s.kind == FastKind::send || s.direct) continue;
+        char* data = scratch + s.land;
+        char* target = buf_ + s.offset;
+        if (s.kind == FastKind::copy) {
+            std::memcpy(target, data, s.bytes);
+        } else if (s.kind == FastKind::reduce_in_first) {
+            reducer_->reduce(data, target, s.count);
+        } else {
+            reducer_->reduce(target, data, s.count);
+            std::memcpy(target, data, s.bytes);
+        }
+    }
+    *moved = true;
+    n_ = 0;
+    if (++round_ + 1 >= prog_->round_begin.size()) {
+        running_ = false;
+        *done = true;
+        return Status::ok();
+    }
+    return post_round();
+}
+
+void FastOperation::abandon() {
+    for (int k = 0; k < n_; ++k) {
+        if (live_[k]) {
+            (void) transport_->cancel(&req_[k]);
+            live_[k] = false;
+        }
+    }
+    n_ = pending_ = 0;
+    running_ = false;
+}
+
 }  // namespace topoar

@@ -33,7 +33,12 @@
 #include <cstring>
 #include <vector>
 
+#include <memory>
+
+#include "core/transport.hpp"
+#include "exec/executor.hpp"
 #include "exec/schedule_policy.hpp"
+#include "status.hpp"
 
 namespace topoar {
 
@@ -162,5 +167,44 @@ int run_fast(const FastProgram& prog, char* buf, char* scratch, Io& io, FastFail
     }
     return 0;
 }
+
+// The same program run stepwise, for nonblocking and persistent calls: the
+// round's receives and sends are posted, each advance() tests them without
+// driving progress (the caller's progress callback does), and once all are
+// complete the round's receives are applied in step order and the next
+// round is posted.  The rounds, operand orders and reductions are run_fast's,
+// so results are bit-identical to it (and to the executor).  Reusable:
+// start() again after it finished (persistent requests); the scratch is
+// its own, kept at its largest size.
+class FastOperation {
+public:
+    FastOperation() = default;
+    FastOperation(const FastOperation&) = delete;
+    FastOperation& operator=(const FastOperation&) = delete;
+    ~FastOperation() { abandon(); }
+
+    // prog, buf, transport and reducer must outlive the run.
+    Status start(const FastProgram& prog, char* buf, Transport& transport, Reducer& reducer);
+    Status advance(bool* done, bool* moved);
+    bool running() const { return running_; }
+    // Cancels and frees what is still posted.
+    void abandon();
+
+private:
+    Status post_round();
+
+    const FastProgram* prog_ = nullptr;
+    char* buf_ = nullptr;
+    Transport* transport_ = nullptr;
+    Reducer* reducer_ = nullptr;
+    std::unique_ptr<char[]> scratch_;
+    std::size_t scratch_size_ = 0;
+    std::size_t round_ = 0;
+    int n_ = 0;            // requests posted in this round
+    int pending_ = 0;      // of those, not yet complete
+    void* req_[kFastMaxRoundSteps] = {};
+    bool live_[kFastMaxRoundSteps] = {};  // posted and not complete
+    bool running_ = false;
+};
 
 }  // namespace topoar

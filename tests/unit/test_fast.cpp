@@ -129,7 +129,8 @@ int check_case(const std::vector<int>& per_host, Algorithm alg, const Pair& pair
     const int p = static_cast<int>(infos.size());
     const std::size_t bytes = count * pair.elem;
     FakeNetwork net(p);
-    std::vector<std::vector<unsigned char>> fast(static_cast<std::size_t>(p)), ref(static_cast<std::size_t>(p));
+    std::vector<std::vector<unsigned char>> fast(static_cast<std::size_t>(p)), ref(static_cast<std::size_t>(p)),
+        stepwise(static_cast<std::size_t>(p));
     std::vector<std::string> errors(static_cast<std::size_t>(p));
     std::vector<int> was_fast(static_cast<std::size_t>(p), 0);
     std::vector<std::thread> threads;
@@ -150,7 +151,7 @@ int check_case(const std::vector<int>& per_host, Algorithm alg, const Pair& pair
                 errors[R] = s.message();
                 return;
             }
-            fast[R] = ref[R] = input(r, bytes, pair);
+            fast[R] = ref[R] = stepwise[R] = input(r, bytes, pair);
             if (call.plan == nullptr) {  // nothing to move (count 0)
                 was_fast[R] = count == 0;
                 return;
@@ -171,6 +172,18 @@ int check_case(const std::vector<int>& per_host, Algorithm alg, const Pair& pair
             s = e.run(call, ref[R].data(), t, reducer);
             if (!s) errors[R] = s.message();
             else if (t.outstanding() != 0) errors[R] = "requests left outstanding";
+            // The stepwise form (nonblocking and persistent calls), started
+            // twice on one operation as a persistent request is: the second
+            // run's result is compared.
+            FastOperation op;
+            for (int run = 0; run < 2 && errors[R].empty(); ++run) {
+                stepwise[R] = input(r, bytes, pair);
+                s = op.start(call.plan->fast, reinterpret_cast<char*>(stepwise[R].data()), t, reducer);
+                bool done = false, moved = false;
+                while (s && !done) s = op.advance(&done, &moved);
+                if (!s) errors[R] = "stepwise: " + s.message();
+                else if (op.running() || t.outstanding() != 0) errors[R] = "stepwise: requests left outstanding";
+            }
         });
     for (auto& th : threads) th.join();
     for (int r = 0; r < p; ++r)
@@ -180,6 +193,9 @@ int check_case(const std::vector<int>& per_host, Algorithm alg, const Pair& pair
     for (int r = 0; r < p; ++r) {
         if (fast[static_cast<std::size_t>(r)] != ref[static_cast<std::size_t>(r)])
             fail_msg("%s, %s, %zu elements, %d ranks: rank %d's fast result differs from the executor's",
+                     algorithm_name(alg), pair.name, count, p, r);
+        if (count > 0 && stepwise[static_cast<std::size_t>(r)] != ref[static_cast<std::size_t>(r)])
+            fail_msg("%s, %s, %zu elements, %d ranks: rank %d's stepwise result differs from the executor's",
                      algorithm_name(alg), pair.name, count, p, r);
         if (fast[static_cast<std::size_t>(r)] != fast[0])
             fail_msg("%s, %s, %zu elements, %d ranks: rank %d differs from rank 0", algorithm_name(alg), pair.name,
@@ -308,11 +324,58 @@ static void test_fast_failures_leave_nothing_posted(void** state) {
     assert_true(failed_runs > 0);  // the injected failures were seen
 }
 
+// The stepwise form under injected failures: every failure is reported,
+// and nothing stays posted on any rank (abandon on the way out).
+static void test_fast_operation_failures_leave_nothing_posted(void** state) {
+    (void)state;
+    const int p = 5;
+    std::vector<RankInfo> infos(p);
+    for (int r = 0; r < p; ++r) infos[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    int failed_runs = 0;
+    for (long k = 1; k <= 24; ++k) {
+        FakeNetwork net(p);
+        net.fail_after(k);
+        std::vector<std::string> errors(p);
+        std::vector<int> failed(p, 0);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < p; ++r)
+            threads.emplace_back([&, r] {
+                EngineConfig cfg;
+                cfg.algorithm = Algorithm::leader;
+                Engine e(r, p, cfg);
+                FakeTransport t(net, r);
+                OwnReducer sum(TOPOAR_REDOP_SUM, TOPOAR_REDTYPE_FLOAT64);
+                PreparedCall call;
+                if (!e.setup(infos).is_ok() || !e.prepare(3, 8, MemType::host, &call).is_ok() || !call.fast) {
+                    errors[static_cast<std::size_t>(r)] = "no fast call";
+                    return;
+                }
+                std::vector<double> buf(3, 1.0);
+                FastOperation op;
+                Status s = op.start(call.plan->fast, reinterpret_cast<char*>(buf.data()), t, sum);
+                bool done = false, moved = false;
+                // A peer that failed never sends: give up after many passes
+                // (the operation is then abandoned by its destructor).
+                for (long pass = 0; s && !done && pass < 200000; ++pass) s = op.advance(&done, &moved);
+                failed[static_cast<std::size_t>(r)] = !s || !done;
+                op.abandon();
+                if (t.outstanding() != 0) errors[static_cast<std::size_t>(r)] = "requests left posted";
+            });
+        for (auto& th : threads) th.join();
+        for (int r = 0; r < p; ++r)
+            if (!errors[static_cast<std::size_t>(r)].empty())
+                fail_msg("failure at call %ld, rank %d: %s", k, r, errors[static_cast<std::size_t>(r)].c_str());
+        for (int r = 0; r < p; ++r) failed_runs += failed[static_cast<std::size_t>(r)];
+    }
+    assert_true(failed_runs > 0);  // the injected failures were seen
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_matches_executor),
         cmocka_unit_test(test_engine_marks_fast_calls),
         cmocka_unit_test(test_fast_failures_leave_nothing_posted),
+        cmocka_unit_test(test_fast_operation_failures_leave_nothing_posted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
