@@ -4,10 +4,11 @@
 # one job per build, shape and size (uneven_family.py -r 1, no file), the branch first in odd rounds and
 # main first in even ones; the bench lock taken per job; verbose 10 and the probes' debug output kept;
 # the load average before each job in load.txt.
-# Output: measure/rROUND-{branch,main}-sSHAPE-SIZE/ here.  MAIN: main's installation.  Root.
+# Output: measure/rROUND-{branch,main}-sSHAPE-SIZE/ here (OUT: elsewhere).  MAIN, BRANCH: the installations
+# (default /work/main/_install and this tree's _install).  Root.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); src=$(cd "$here/../../../../../.." && pwd)
-declare -A prefix=([branch]=$src/_install [main]=${MAIN:-/work/main/_install})
+declare -A prefix=([branch]=${BRANCH:-$src/_install} [main]=${MAIN:-/work/main/_install})
 out=${OUT:-$here/measure}; mkdir -p "$out"
 for r in "$@"; do
     for job in ${JOBS:-7:8388608 7:67108864 2:8388608 5:8388608 9:8388608 1:8388608}; do
