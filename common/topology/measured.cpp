@@ -43,7 +43,14 @@ ProbeMatrix::ProbeMatrix(int n)
       local_bw(static_cast<std::size_t>(n), 0.0),
       local_lat(static_cast<std::size_t>(n), 0.0),
       fan_in(static_cast<std::size_t>(n), 0.0),
-      fan_in_from(static_cast<std::size_t>(n), 0.0) {}
+      fan_in_from(static_cast<std::size_t>(n), 0.0),
+      fan_in_racks(static_cast<std::size_t>(n), 0.0),
+      fan_in_across(static_cast<std::size_t>(n), 0.0) {}
+
+double fan_in_tolerance(const ProbeMatrix& m, int host) {
+    const std::size_t u = static_cast<std::size_t>(host);
+    return u < m.fan_in_across.size() && m.fan_in_across[u] > 0 ? kSameLinkFactor : kPinMargin;
+}
 
 void ProbeMatrix::set(int i, int j, double bandwidth, double latency) {
     bw[static_cast<std::size_t>(i * hosts + j)] = bw[static_cast<std::size_t>(j * hosts + i)] = bandwidth;
@@ -353,9 +360,14 @@ HostBounds host_bounds(const ProbeMatrix& m) {
         const std::size_t u = static_cast<std::size_t>(i);
         const double f = u < m.fan_in.size() ? m.fan_in[u] : 0;
         // The fan-in reached the host's best (not a disturbed fan-in) and
-        // stayed clearly below what its senders can send: the host's link
-        // held it back.
-        if (f > 0 && f * kPinMargin >= b.rate[u] && f * kPinMargin < m.fan_in_from[u]) b.exact[u] = true;
+        // stayed clearly below what its senders can send (by more than
+        // fan_in_tolerance): the host's link held it back.
+        // A fan-in that ran inside one rack while the pairs showed none
+        // pins nothing once they do: its senders' bounds did not count
+        // the rack uplink that some of them crossed.
+        const bool stale = num_groups > 1 && !(u < m.fan_in_racks.size() && m.fan_in_racks[u] > 1);
+        if (f > 0 && !stale && f * kPinMargin >= b.rate[u] && f * fan_in_tolerance(m, i) < m.fan_in_from[u])
+            b.exact[u] = true;
     }
     // Pinned by pairs: at least two partners (of its rack) known faster
     // than i's best by more than kPinMargin, and every such pair reached
@@ -386,6 +398,52 @@ HostBounds host_bounds(const ProbeMatrix& m) {
     return b;
 }
 
+namespace {
+
+// FanIn::shares: per sender, the max-min rate of its stream into the
+// receiver over the senders' up-links (at their bounds) and, where it
+// crosses racks (uplink non-empty), the uplink leaving its rack and the
+// one entering the receiver's (at `uplink`, per rack); the receiver's
+// link unlimited (it is what the fan-in measures).
+std::vector<double> sender_shares(const std::vector<int>& senders, int receiver, const HostBounds& b,
+                                  const std::vector<double>& uplink) {
+    const double unlimited = std::numeric_limits<double>::infinity();
+    const std::size_t k = senders.size(), groups = uplink.size();
+    std::vector<double> capacity(k + 2 * groups, unlimited);
+    std::vector<std::vector<int>> paths(k);
+    const int into = b.group[static_cast<std::size_t>(receiver)];
+    for (std::size_t p = 0; p < k; ++p) {
+        const std::size_t s = static_cast<std::size_t>(senders[p]);
+        capacity[p] = b.rate[s] > 0 ? b.rate[s] : unlimited;
+        paths[p].push_back(static_cast<int>(p));
+        const int from = b.group[s];
+        if (groups > 0 && from != into) {
+            paths[p].push_back(static_cast<int>(k + 2 * static_cast<std::size_t>(from)));      // leaves its rack
+            paths[p].push_back(static_cast<int>(k + 2 * static_cast<std::size_t>(into) + 1));  // enters the receiver's
+        }
+    }
+    for (std::size_t g = 0; g < groups; ++g)
+        if (uplink[g] > 0) capacity[k + 2 * g] = capacity[k + 2 * g + 1] = uplink[g];
+    std::vector<double> rates = max_min_rates(capacity, paths);
+    for (double& r : rates)
+        if (!std::isfinite(r)) r = 0;  // nothing known limits it: fan_in_fractions treats 0 as equal
+    return rates;
+}
+
+}  // namespace
+
+std::vector<double> fan_in_fractions(const FanIn& f) {
+    std::vector<double> out(f.senders.size(), 1.0);
+    if (f.shares.size() != f.senders.size()) return out;
+    double top = 0;
+    for (double s : f.shares) {
+        if (!(s > 0) || !std::isfinite(s)) return out;
+        top = std::max(top, s);
+    }
+    for (std::size_t p = 0; p < out.size(); ++p) out[p] = f.shares[p] / top;
+    return out;
+}
+
 std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
     const int n = m.hosts;
     const HostBounds b = host_bounds(m);
@@ -405,6 +463,7 @@ std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
         if (group_done[g] || b.exact[u] || tried || !(b.rate[u] > 0)) continue;
         FanIn f;
         f.receiver = r;
+        f.racks = count_groups(b.group);
         for (int s : order) {
             if (static_cast<int>(f.senders.size()) == kMaxFanInSenders) break;
             if (s == r || b.group[static_cast<std::size_t>(s)] != b.group[u] || !m.measured(r, s)) continue;
@@ -441,10 +500,17 @@ std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
     }
     for (int r : order) {
         const std::size_t u = static_cast<std::size_t>(r);
-        const bool tried = u < m.fan_in.size() && m.fan_in[u] > 0;
+        // A host whose fan-in ran inside one rack, before the racks were
+        // known, may get this one too (racks 1000/100 | 250/1000 under
+        // 100 Mbit/s: the pairs alone rarely show the racks on the
+        // cluster, the in-rack fan-ins then do).
+        const bool tried = u < m.fan_in.size() && m.fan_in[u] > 0 && u < m.fan_in_racks.size() &&
+                           m.fan_in_racks[u] > 1;
         if (b.exact[u] || tried || !(b.rate[u] > 0)) continue;
         FanIn f;
         f.receiver = r;
+        f.across = true;
+        f.racks = groups;
         // Per rack: what its senders can send (its uplink bounds the
         // others' racks' share, the receiver's rack's uplink all of it).
         std::vector<double> from(static_cast<std::size_t>(groups), 0.0);
@@ -467,6 +533,7 @@ std::vector<FanIn> next_fan_ins(const ProbeMatrix& m) {
         f.senders_rate = from[static_cast<std::size_t>(b.group[u])] + outside;
         if (!(f.senders_rate > kCrossFanInMargin * b.rate[u])) continue;
         std::sort(f.senders.begin(), f.senders.end());
+        f.shares = sender_shares(f.senders, r, b, uplink);
         out.push_back(std::move(f));
         break;
     }
@@ -508,6 +575,23 @@ Status infer_network(const ProbeMatrix& m, const std::vector<std::string>& names
     cap_to_ports();
     int num_groups = 0;
     const std::vector<int> group_of = infer_racks(m, up, &num_groups);
+    // A fan-in shows no more than its senders' paths feed (fan_in_from).
+    // One that reached that within fan_in_tolerance did not pin the host
+    // (host_bounds): the senders held it back, and the host's link is at
+    // least what they feed -- taken as that, the most this probe could
+    // observe (after the racks, which compare pairs with the rates as
+    // measured).  Racks 1000/100 | 250/1000 under 100 Mbit/s: the
+    // 1000 Mbit/s host's fan-in, from its 100 Mbit/s mate and across the
+    // uplink, could show 200 at most (the pairs read the uplink at
+    // 110-125: a feed of 205-220), it reached 168-176, and at that rate the
+    // model saw the relay's 2M on the host as slower than the uplink's M.
+    for (int i = 0; i < n; ++i) {
+        const std::size_t u = static_cast<std::size_t>(i);
+        const double f = u < m.fan_in.size() ? m.fan_in[u] : 0;
+        const double feed = u < m.fan_in_from.size() ? m.fan_in_from[u] : 0;
+        if (f > 0 && feed > up[u] && f * fan_in_tolerance(m, i) >= feed) up[u] = feed;
+    }
+    cap_to_ports();
     std::vector<std::vector<int>> groups(static_cast<std::size_t>(num_groups));
     for (int h = 0; h < n; ++h) groups[static_cast<std::size_t>(group_of[static_cast<std::size_t>(h)])].push_back(h);
     const bool racks = num_groups > 1;

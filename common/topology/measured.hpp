@@ -109,8 +109,10 @@ struct ProbeMatrix {
     // a 1-byte message between them (<= 0: one rank).
     std::vector<double> local_bw, local_lat;
     // Per host: the aggregate rate a fan-in into it reached (<= 0: none
-    // ran), and the sum of its senders' bounds when it ran (host_bounds).
-    std::vector<double> fan_in, fan_in_from;
+    // ran), the sum of its senders' bounds when it ran (host_bounds), how
+    // many racks the matrix showed then (next_fan_ins; 1: none), and 1
+    // where it came across the racks (FanIn::across).
+    std::vector<double> fan_in, fan_in_from, fan_in_racks, fan_in_across;
 
     double bw_at(int i, int j) const { return bw[static_cast<std::size_t>(i * hosts + j)]; }
     double lat_at(int i, int j) const { return lat[static_cast<std::size_t>(i * hosts + j)]; }
@@ -121,6 +123,15 @@ struct ProbeMatrix {
 // Beyond this factor two rates differ; within it they are one rate
 // measured twice (what a probe on shared, busy cores tells apart).
 constexpr double kPinMargin = 1.1;
+// How far below what its senders feed a fan-in may stay and still not pin
+// its receiver (host_bounds; infer_network then takes the receiver at the
+// feed): kPinMargin inside a rack, where the feed is the senders' own
+// links as their pairs showed them (probes err downwards only), and
+// kSameLinkFactor across racks, where it includes what a rack uplink
+// carried in a pair round, which reads high when the round's pairs do not
+// stream at the same moments (100 Mbit/s uplinks read 92-150 on the
+// cluster).
+double fan_in_tolerance(const ProbeMatrix& m, int host);
 // At most this many hosts stream into one host in a fan-in, and at most
 // this many fan-in rounds run (hosts still open then stay lower bounds).
 constexpr int kMaxFanInSenders = 4;
@@ -207,12 +218,35 @@ HostBounds host_bounds(const ProbeMatrix& m);
 // bound; senders_rate is that sum).  This covers a host whose only rack mate is
 // slower (racks of two).  Empty when no host qualifies (two hosts, every
 // host exact).  Senders ascending, fan-ins by receiver.
+//
+// Across racks the senders stream bytes in proportion to `shares`
+// (fan_in_fractions; inside a rack equal bytes, as the pairs' racks are
+// not known yet there and a share that overrates a path costs more than
+// equal bytes):
+// what each sender's path can feed the receiver with while the others
+// stream too (max-min over the senders' up-links at their bounds and,
+// across racks, the uplink leaving a sender's rack and the one entering
+// the receiver's; the receiver's link, the one measured, unlimited).  The
+// aggregate is the bytes over the time the last stream ends, so with equal
+// bytes it could show at most k times the slowest path, not the paths'
+// sum: into the 1000 Mbit/s host of racks 1000/100 | 250/1000 under
+// 100 Mbit/s, from its 100 Mbit/s mate and two hosts across the uplink
+// (50 each), 3 x 50 = 150 instead of 200 (measured 142-143 in 5 of 6
+// jobs), which the model took for the host's link.
 struct FanIn {
     int receiver = -1;
     std::vector<int> senders;
-    double senders_rate = 0;  // the sum of their bounds
+    double senders_rate = 0;       // the sum of their bounds
+    std::vector<double> shares;    // per sender (senders' order): its path's rate, as above
+    bool across = false;           // across the racks (shares only then: see above)
+    int racks = 1;                 // how many racks the matrix showed (HostBounds::group)
 };
 std::vector<FanIn> next_fan_ins(const ProbeMatrix& m);
+
+// Per sender of f: the fraction of the leader's stream size it sends,
+// shares[s] / the largest share, in (0, 1] (1 for every sender where
+// shares are missing or not positive).
+std::vector<double> fan_in_fractions(const FanIn& f);
 
 struct MeasuredNetwork {
     std::vector<std::string> hosts;  // host names, in probe order

@@ -22,10 +22,12 @@ constexpr double kMinInsideBytes = 1 << 20;
 // Row layout: [0] failed, [1] host index + 1 of a leader (0: not one),
 // [2] the inside rate of its host, [3] the rate a fan-in into its host
 // reached, [4] the sum of that fan-in's senders' bounds, [5] the one-way
-// time of a 1-byte message inside its host, then per host j below its own:
+// time of a 1-byte message inside its host, [6] how many racks the
+// matrix showed when that fan-in ran (1: none), [7] 1 if it came across
+// the racks, then per host j below its own:
 // the rate of j's one-way stream into it and the one-way time of a 1-byte
 // message between them.
-constexpr std::size_t kRowHead = 6;
+constexpr std::size_t kRowHead = 8;
 
 double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -57,10 +59,14 @@ public:
     // behind the other's data in the shaped queue), except inside a host
     // (a pair of one host, shared memory, not a network), where they run
     // both ways at once.
+    // A fan-in's `fractions` (fan_in_fractions; per peer: the leader's
+    // senders, a follower's one leader): of the size the leader names, the
+    // share each sender streams, so that every path is busy until the end
+    // (empty: all the whole size).
     Session(Transport& t, std::vector<int> peers, bool leads, bool pair, const ProbeOptions& opt, double target,
-            bool inside = false)
+            bool inside = false, std::vector<double> fractions = {})
         : t_(t), peers_(std::move(peers)), leads_(leads), ping_(pair), duplex_(pair && inside), inside_(inside),
-          opt_(opt), target_(target) {}
+          opt_(opt), target_(target), fractions_(std::move(fractions)) {}
 
     Status run(PairResult* out) {
         if (ping_) TOPOAR_TRY(pings(&out->latency));
@@ -105,7 +111,7 @@ public:
             best.push_back(elapsed);
             // Below kMinStream bytes a stream is mostly fixed costs and one
             // late wake-up of a process stops growth too early.
-            if (4 * s > cap || (k * n * s >= kMinStream && 4 * elapsed > kGrowShare * target_)) break;
+            if (4 * s > cap || (n * stream_bytes(s) >= kMinStream && 4 * elapsed > kGrowShare * target_)) break;
             s *= 4;
         }
         // Repeats: smaller, larger, smaller.  Each then starts right after
@@ -144,15 +150,20 @@ public:
         }
         // Bytes into the leader (inside a host: each way): all k streams.
         std::vector<double> bytes;
-        for (std::size_t z : sizes) bytes.push_back(static_cast<double>(k * n * z));
+        for (std::size_t z : sizes) bytes.push_back(static_cast<double>(n * stream_bytes(z)));
         const double rate = stream_rate(bytes, best, rtt, /*slope=*/!inside_, kMinInsideBytes);
         out->bandwidth = rate;
         if (probe_debug()) {
             std::fprintf(stderr, "probe %s", k > 1 ? "fan-in from" : inside_ ? "inside with" : "peer");
             for (int p : peers_) std::fprintf(stderr, " %d", p);
+            if (!fractions_.empty()) {
+                std::fprintf(stderr, " (shares");
+                for (double x : fractions_) std::fprintf(stderr, " %.2f", x);
+                std::fprintf(stderr, ")");
+            }
             std::fprintf(stderr, " %s rtt %.1fus:", inside_ ? "median" : "best", rtt * 1e6);
             for (std::size_t i = 0; i < sizes.size(); ++i)
-                std::fprintf(stderr, " %zuK:%.2fms", k * n * sizes[i] >> 10, best[i] * 1e3);
+                std::fprintf(stderr, " %zuK:%.2fms", n * stream_bytes(sizes[i]) >> 10, best[i] * 1e3);
             std::fprintf(stderr, " -> %.1f Mbit/s\n", rate * 8e-6);
             if (!rtts_.empty()) {
                 std::fprintf(stderr, "  round trips (us):");
@@ -170,6 +181,21 @@ private:
     static constexpr double kGrowShare = 0.4;
     static constexpr std::size_t kMinStream = std::size_t(512) << 10;
     static constexpr int kInsideRepeats = 16;
+
+    // Peer p's message size when the leader names s (a fan-in's fraction
+    // of it, at least one byte); both ends compute it alike.
+    std::size_t part(std::size_t s, std::size_t p) const {
+        if (p >= fractions_.size()) return s;
+        const double f = fractions_[p];
+        if (!(f > 0) || f >= 1) return s;
+        return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(s) * f));
+    }
+    // The bytes of one message from every peer when the leader names s.
+    std::size_t stream_bytes(std::size_t s) const {
+        std::size_t sum = 0;
+        for (std::size_t p = 0; p < peers_.size(); ++p) sum += part(s, p);
+        return sum;
+    }
 
     Status timed_stream(std::size_t s, std::size_t n, double* elapsed) {
         double size = static_cast<double>(s);
@@ -253,13 +279,13 @@ private:
         // posting order).
         for (std::size_t p = 0; p < k && st && receives; ++p) {
             for (std::size_t i = 0; i < n && st; ++i, ++posted_r)
-                st = t_.irecv(recv_.data() + posted_r * s, s, peers_[p], &rr[posted_r]);
+                st = t_.irecv(recv_.data() + posted_r * s, part(s, p), peers_[p], &rr[posted_r]);
             if (st && !ack && duplex_) st = t_.irecv(&token[p], 1, peers_[p], &ack_req[posted_a++]);
         }
         // Round-robin over the peers, so every stream starts at once.
         for (std::size_t i = 0; i < n && st && sends; ++i)
             for (std::size_t p = 0; p < k && st; ++p, ++posted_s)
-                st = t_.isend(send_.data() + i * s, s, peers_[p], &sr[posted_s]);
+                st = t_.isend(send_.data() + i * s, part(s, p), peers_[p], &sr[posted_s]);
         for (std::size_t i = 0; i < posted_r && st; ++i) st = wait_done(t_, &rr[i]);
         if (st && ack && duplex_) st = send(peers_[0], &token[0], 1);
         for (std::size_t p = 0; p < posted_a && st; ++p) st = wait_done(t_, &ack_req[p]);
@@ -282,6 +308,7 @@ private:
     bool leads_, ping_, duplex_, inside_;
     const ProbeOptions& opt_;
     double target_;
+    std::vector<double> fractions_;
     std::vector<unsigned char> send_, recv_;
     std::vector<double> rtts_;  // the pings' round trips, ascending (debug output)
 };
@@ -399,12 +426,19 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>
             if (my_host == next.receiver) {
                 std::vector<int> peers;
                 for (int h : senders) peers.push_back(host_ranks[static_cast<std::size_t>(h)].ranks[0]);
-                st = Session(transport, peers, true, false, opt, target).run(&r);
+                st = Session(transport, peers, true, false, opt, target, false, fan_in_fractions(next)).run(&r);
                 (*row)[3] = st ? r.bandwidth : 0;
                 (*row)[4] = next.senders_rate;
+                (*row)[6] = next.racks;
+                (*row)[7] = next.across ? 1 : 0;
+                if (probe_debug())
+                    std::fprintf(stderr, "probe fan-in into %d: senders can feed %.1f Mbit/s\n", next.receiver,
+                                 next.senders_rate * 8e-6);
             } else if (std::find(senders.begin(), senders.end(), my_host) != senders.end()) {
+                const std::size_t at = static_cast<std::size_t>(
+                    std::find(senders.begin(), senders.end(), my_host) - senders.begin());
                 st = Session(transport, {host_ranks[static_cast<std::size_t>(next.receiver)].ranks[0]}, false, false,
-                             opt, target)
+                             opt, target, false, {fan_in_fractions(next)[at]})
                          .run(&r);
             }
         }
@@ -425,6 +459,8 @@ bool combine_probe_rows(const std::vector<double>& rows, int ranks, int hosts, P
         m.local_bw[static_cast<std::size_t>(h)] = row[2];
         m.fan_in[static_cast<std::size_t>(h)] = row[3];
         m.fan_in_from[static_cast<std::size_t>(h)] = row[4];
+        m.fan_in_racks[static_cast<std::size_t>(h)] = row[6];
+        m.fan_in_across[static_cast<std::size_t>(h)] = row[7];
         m.local_lat[static_cast<std::size_t>(h)] = row[5];
         for (int j = 0; j < h; ++j)
             m.set(j, h, row[kRowHead + 2 * static_cast<std::size_t>(j)], row[kRowHead + 2 * static_cast<std::size_t>(j) + 1]);
