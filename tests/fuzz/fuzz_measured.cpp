@@ -5,7 +5,8 @@
 // their own hosts unchanged; any matrix (any rates, zeros, NaN and
 // infinities included) gives one up-link per host, every rack index in
 // range and no rack level with fewer than two racks; the fan-ins it asks
-// for are one per rack, inside the receiver's rack, into open hosts.
+// for are one per rack, inside the receiver's rack, into open hosts (or,
+// across the racks, into a host whose fan-in ran before they were known).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -53,9 +54,11 @@ void infer(const std::uint8_t* data, std::size_t n) {
         m.fan_in[static_cast<std::size_t>(i)] = next();
         m.fan_in_from[static_cast<std::size_t>(i)] = next();
     }
+    for (int i = 0; i < hosts; ++i) m.fan_in_racks[static_cast<std::size_t>(i)] = next();
     // The fan-ins asked for: one per rack, every host in at most one,
     // senders in the receiver's rack unless the fan-in is alone in its
-    // round, none into a host already settled.
+    // round, none into a host already settled -- except one across the
+    // racks into a host whose earlier fan-in ran before racks were known.
     const HostBounds b = host_bounds(m);
     require(b.rate.size() == static_cast<std::size_t>(hosts) && b.exact.size() == b.rate.size() &&
                 b.group.size() == b.rate.size(),
@@ -63,9 +66,11 @@ void infer(const std::uint8_t* data, std::size_t n) {
     std::vector<int> busy(static_cast<std::size_t>(hosts), 0);
     const std::vector<FanIn> fan_ins = next_fan_ins(m);
     for (const FanIn& f : fan_ins) {
-        require(f.receiver >= 0 && f.receiver < hosts && !b.exact[static_cast<std::size_t>(f.receiver)] &&
-                    !(m.fan_in[static_cast<std::size_t>(f.receiver)] > 0),
+        require(f.receiver >= 0 && f.receiver < hosts && !b.exact[static_cast<std::size_t>(f.receiver)],
                 "next_fan_ins: a receiver out of range or already settled");
+        const std::size_t u = static_cast<std::size_t>(f.receiver);
+        require(!(m.fan_in[u] > 0) || (f.across && !(m.fan_in_racks[u] > 1)),
+                "next_fan_ins: a second fan-in into a host, not across racks first known after its first");
         require(!f.senders.empty() && static_cast<int>(f.senders.size()) <= kMaxFanInSenders,
                 "next_fan_ins: no senders or too many");
         ++busy[static_cast<std::size_t>(f.receiver)];
