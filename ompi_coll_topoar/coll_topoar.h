@@ -147,7 +147,8 @@ typedef struct mca_coll_topoar_module_t {
      * outcome: state READY with hand_down_all, the full set-up, or, when
      * the members differ, still NEW: the full set-up at the next call). */
     bool one_host_checked;
-    /* Every member on this host (set when the module is enabled). */
+    /* Every member on this host (Open MPI's locality flags, when the module
+     * is enabled: no communication, the same on every member). */
     bool all_local;
     struct topoar_gpu_state *gpu; /* device-buffer state (coll_topoar_gpu.c) */
     /* frees it with the module (set by coll_topoar_gpu.c with the state) */
@@ -300,8 +301,6 @@ void mca_coll_topoar_setup_complete(mca_coll_topoar_module_t *m, struct ompi_com
  * and contests) and ends the provisional rule.  Collective. */
 void mca_coll_topoar_nb_end_provisional(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 void mca_coll_topoar_nonblocking_close(void);
-/* Whether every member of comm runs on this host (no communication). */
-bool mca_coll_topoar_all_on_this_host(struct ompi_communicator_t *comm);
 
 /* coll_topoar_module.c: enable (remembers the previous allreduce). */
 int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);

@@ -88,7 +88,7 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     bytes = (size_t) count * (size_t) extent;
     if (TOPOAR_STATE_NEW == m->state) {
         int outcome = 0;
-        bool one_host = mca_coll_topoar_all_on_this_host(comm);
+        const bool one_host = m->all_local;
         if (!one_host && mca_coll_topoar_gathers_first_call(comm, bytes)) {
             /* Across hosts, little data: the records travel with it, in one
              * allgather every member makes whatever its settings (decided
@@ -135,7 +135,7 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
             t1 = mca_coll_topoar_now();
             if (OMPI_SUCCESS == rc) {
                 if (mca_coll_topoar_defers_first_call(
-                        bytes, 0 != mca_coll_topoar_previous_may_differ(dtype, op, (size_t) extent))) {
+                        bytes, 0 != mca_coll_topoar_blocking_may_differ(m, dtype, op, (size_t) extent))) {
                     rc = mca_coll_topoar_fallback(m, "set-up under way (coll_topoar_deferred_setup)", sbuf, rbuf,
                                                   count, dtype, op, comm);
                     if (0 == ompi_comm_rank(comm)) {

@@ -24,6 +24,8 @@
 #include "ompi/proc/proc.h"
 #include "opal/runtime/opal_progress.h"
 
+static bool all_on_this_host(ompi_communicator_t *comm);
+
 static void topoar_module_construct(mca_coll_topoar_module_t *m)
 {
     m->previous_allreduce = NULL;
@@ -109,7 +111,7 @@ int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_co
     m->previous_allreduce = comm->c_coll->coll_allreduce;
     m->previous_allreduce_module = comm->c_coll->coll_allreduce_module;
     OBJ_RETAIN(m->previous_allreduce_module);
-    m->all_local = mca_coll_topoar_all_on_this_host(comm);
+    m->all_local = all_on_this_host(comm);
     /* Nonblocking and persistent: what the communicator has now (libnbc's,
      * usually); without one, topoar does not take those calls either (the
      * module's slots stay as the previous module's). */
@@ -273,18 +275,22 @@ void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
 }
 
 
-/* What the parameters give every set-up of this process: the settings
- * fingerprints (parsing them took ~20-40 us of a set-up) and whether auto
- * hands every call down within one host (its reason, or NULL).  Kept while
- * the parameters keep their values and name no file (a file's contents may
- * change under the same name). */
+/* What the parameters give every set-up of this process, kept while they
+ * keep their values (params_unchanged, checked once per use): their texts
+ * (~30 numbers formatted were a few microseconds of a small first call),
+ * and, while no parameter names a file (a file's contents may change under
+ * the same name), the settings fingerprints (parsing them took ~20-40 us of
+ * a set-up), their hash and whether auto hands every call down within one
+ * host (its reason, or NULL). */
 static pthread_mutex_t settings_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     params_seen_t seen;
+    mca_coll_topoar_config_t conf;
+    bool settings_kept;
     unsigned long long settings[TOPOAR_PARAM_MAX];
     unsigned long long hash; /* of settings (settings_hash) */
     const char *one_host_why;
-} settings_cache;
+} params_cache;
 
 /* FNV-1a over the settings' bytes: a quarter of a microsecond, so it is
  * kept with them rather than made at every communicator's first call. */
@@ -292,83 +298,80 @@ static unsigned long long settings_hash(const unsigned long long *settings)
 {
     unsigned long long h = 14695981039346656037ull;
     const unsigned char *b = (const unsigned char *) settings;
-    for (size_t i = 0; i < sizeof(settings_cache.settings); i++) {
+    for (size_t i = 0; i < sizeof(params_cache.settings); i++) {
         h = (h ^ b[i]) * 1099511628211ull;
     }
     return h;
 }
 
-/* Fills mine->settings (mine may be NULL), *one_host_why and *hash (may be
- * NULL) from the parameters now. */
-static void settings_now(topoar_rank_info_t *mine, const char **one_host_why, unsigned long long *hash)
+/* Under settings_lock: the texts made again when a parameter changed. */
+static void params_refresh_locked(void)
 {
-    pthread_mutex_lock(&settings_lock);
-    if (!params_unchanged(&settings_cache.seen)) {
-        mca_coll_topoar_config_t conf;
+    if (!params_unchanged(&params_cache.seen)) {
+        mca_coll_topoar_config(&params_cache.conf);
+        params_take(&params_cache.seen);
+        params_cache.settings_kept = false;
+    }
+}
+
+/* Under settings_lock, after params_refresh_locked: fills mine->settings
+ * (mine may be NULL), *one_host_why and *hash (may be NULL). */
+static void settings_locked(topoar_rank_info_t *mine, const char **one_host_why, unsigned long long *hash)
+{
+    if (!params_cache.settings_kept) {
         topoar_rank_info_t scratch;
         topoar_rank_info_t *into = NULL != mine ? mine : &scratch;
         const char *why = NULL; /* set only when it hands down */
         if (NULL == mine) {
             memset(&scratch, 0, sizeof(scratch));
         }
-        mca_coll_topoar_config(&conf);
-        topoar_settings_fingerprint(&conf.cfg, into);
-        (void) topoar_config_hands_down_single_host(&conf.cfg, &why);
-        if (params_name_a_file()) {
-            pthread_mutex_unlock(&settings_lock);
+        topoar_settings_fingerprint(&params_cache.conf.cfg, into);
+        (void) topoar_config_hands_down_single_host(&params_cache.conf.cfg, &why);
+        if (params_name_a_file()) { /* made again at every use */
             *one_host_why = why;
             if (NULL != hash) {
                 *hash = settings_hash(into->settings);
             }
             return;
         }
-        params_take(&settings_cache.seen);
-        memcpy(settings_cache.settings, into->settings, sizeof(into->settings));
-        settings_cache.hash = settings_hash(into->settings);
-        settings_cache.one_host_why = why;
+        memcpy(params_cache.settings, into->settings, sizeof(into->settings));
+        params_cache.hash = settings_hash(into->settings);
+        params_cache.one_host_why = why;
+        params_cache.settings_kept = true;
     }
     if (NULL != mine) {
-        memcpy(mine->settings, settings_cache.settings, sizeof(mine->settings));
+        memcpy(mine->settings, params_cache.settings, sizeof(mine->settings));
     }
     if (NULL != hash) {
-        *hash = settings_cache.hash;
+        *hash = params_cache.hash;
     }
-    *one_host_why = settings_cache.one_host_why;
-    pthread_mutex_unlock(&settings_lock);
+    *one_host_why = params_cache.one_host_why;
 }
 
-/* The parameters' texts (mca_coll_topoar_config), kept while the
- * parameters keep their values: ~30 numbers formatted at every new
- * communicator's set-up were a few microseconds of a small first call. */
-static struct {
-    params_seen_t seen;
-    mca_coll_topoar_config_t conf;
-} config_cache;
-
-static void config_now(mca_coll_topoar_config_t *out)
+static void settings_now(const char **one_host_why, unsigned long long *hash)
 {
     pthread_mutex_lock(&settings_lock);
-    if (!params_unchanged(&config_cache.seen)) {
-        mca_coll_topoar_config(&config_cache.conf);
-        params_take(&config_cache.seen);
-    }
-    *out = config_cache.conf;
-    out->cfg.names = out->names;
-    out->cfg.values = out->values;
-    for (int k = 0; k < out->cfg.count; ++k) {
-        if (config_cache.conf.values[k] == config_cache.conf.numbers[k]) {
-            out->values[k] = out->numbers[k]; /* the copy's own text, not the cache's */
-        }
-    }
+    params_refresh_locked();
+    settings_locked(NULL, one_host_why, hash);
     pthread_mutex_unlock(&settings_lock);
 }
 
 void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info_t *mine)
 {
     const char *why;
-    config_now(conf);
     topoar_local_rank_info(mine);
-    settings_now(mine, &why, NULL);
+    pthread_mutex_lock(&settings_lock);
+    params_refresh_locked();
+    *conf = params_cache.conf;
+    conf->cfg.names = conf->names;
+    conf->cfg.values = conf->values;
+    for (int k = 0; k < conf->cfg.count; ++k) {
+        if (params_cache.conf.values[k] == params_cache.conf.numbers[k]) {
+            conf->values[k] = conf->numbers[k]; /* the copy's own text, not the cache's */
+        }
+    }
+    settings_locked(mine, &why, NULL);
+    pthread_mutex_unlock(&settings_lock);
 }
 
 /* A setting that must agree differs between rank 0 and rank `other`: said
@@ -406,7 +409,7 @@ static void report_mismatch(ompi_communicator_t *comm, const mca_coll_topoar_con
 
 /* Whether every member of comm runs on this host (Open MPI's own locality
  * flags: no communication, and the same answer on every member). */
-bool mca_coll_topoar_all_on_this_host(ompi_communicator_t *comm)
+static bool all_on_this_host(ompi_communicator_t *comm)
 {
     int n = ompi_comm_size(comm);
     for (int i = 0; i < n; i++) {
@@ -488,7 +491,7 @@ bool mca_coll_topoar_setup_deferred(void)
  * one.  A short-lived communicator's first call paid the agreement's round
  * trip and ~20-40 us of parameter parsing before the call itself; now the
  * round trip overlaps the call and what the digest is made of is kept per
- * process while the parameters keep their values (settings_now). */
+ * process while the parameters keep their values (params_cache). */
 
 /* This member's digest; *why: auto hands every call down on one host
  * (NULL: it does not). */
@@ -496,7 +499,7 @@ static unsigned long long one_host_digest(const char **why)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     unsigned long long h;
-    settings_now(NULL, why, &h);
+    settings_now(why, &h);
     h = (h ^ (unsigned long long) (NULL != *why)) * 1099511628211ull;
     return (h ^ (unsigned long long) (NULL != cm->gpu)) * 1099511628211ull;
 }
@@ -504,8 +507,7 @@ static unsigned long long one_host_digest(const char **why)
 void mca_coll_topoar_one_host_release(void)
 {
     pthread_mutex_lock(&settings_lock);
-    params_forget(&settings_cache.seen);
-    params_forget(&config_cache.seen);
+    params_forget(&params_cache.seen);
     pthread_mutex_unlock(&settings_lock);
 }
 
@@ -750,7 +752,7 @@ void mca_coll_topoar_setup(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     static bool told = false;
     mca_coll_topoar_config_t conf;
 
-    if (!m->one_host_checked && mca_coll_topoar_all_on_this_host(comm)) {
+    if (!m->one_host_checked && m->all_local) {
         mca_coll_topoar_one_host_t c;
         (void) mca_coll_topoar_one_host_start(m, comm, &c);
         if (0 != mca_coll_topoar_one_host_finish(m, comm, &c)) {

@@ -163,22 +163,7 @@ Status FastOperation::advance(bool* done, bool* moved) {
     }
     if (pending_ > 0) return Status::ok();
     // The round is complete: its receives applied in step order.
-    const std::uint32_t lo = prog_->round_begin[round_], hi = prog_->round_begin[round_ + 1];
-    char* scratch = scratch_.get();
-    for (std::uint32_t i = lo; i < hi; ++i) {
-        const FastStep& s = prog_->steps[i];
-        if (s.kind == FastKind::send || s.direct) continue;
-        char* data = scratch + s.land;
-        char* target = buf_ + s.offset;
-        if (s.kind == FastKind::copy) {
-            std::memcpy(target, data, s.bytes);
-        } else if (s.kind == FastKind::reduce_in_first) {
-            reducer_->reduce(data, target, s.count);
-        } else {
-            reducer_->reduce(target, data, s.count);
-            std::memcpy(target, data, s.bytes);
-        }
-    }
+    apply_round(*prog_, prog_->round_begin[round_], prog_->round_begin[round_ + 1], buf_, scratch_.get(), *reducer_);
     *moved = true;
     n_ = 0;
     if (++round_ + 1 >= prog_->round_begin.size()) {

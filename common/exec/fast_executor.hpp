@@ -114,6 +114,28 @@ struct FastFailure {
 //   void cancel(void** req)            -- ends a posted request after a failure
 //   void reduce(const void* in, void* inout, size_t count)  -- inout = in op inout
 // Returns 0, or the failing call's code (every request posted is ended).
+// A completed round's receives, applied in step order: copies, and
+// reductions with the step's operand order (r.reduce(in, inout, count)).
+// run_fast and FastOperation both apply rounds through this, so their
+// results are the same bit for bit.
+template <class R>
+void apply_round(const FastProgram& prog, std::uint32_t lo, std::uint32_t hi, char* buf, char* scratch, R& r) {
+    for (std::uint32_t i = lo; i < hi; ++i) {
+        const FastStep& s = prog.steps[i];
+        if (s.kind == FastKind::send || s.direct) continue;
+        char* data = scratch + s.land;
+        char* target = buf + s.offset;
+        if (s.kind == FastKind::copy) {
+            std::memcpy(target, data, s.bytes);
+        } else if (s.kind == FastKind::reduce_in_first) {
+            r.reduce(data, target, s.count);
+        } else {
+            r.reduce(target, data, s.count);
+            std::memcpy(target, data, s.bytes);
+        }
+    }
+}
+
 template <class Io>
 int run_fast(const FastProgram& prog, char* buf, char* scratch, Io& io, FastFailure* failed) {
     void* req[kFastMaxRoundSteps];
@@ -150,20 +172,7 @@ int run_fast(const FastProgram& prog, char* buf, char* scratch, Io& io, FastFail
             *failed = FastFailure{"wait", lo, static_cast<std::uint32_t>(r), -1, 0};
             return rc;
         }
-        for (i = lo; i < hi; ++i) {
-            const FastStep& s = prog.steps[i];
-            if (s.kind == FastKind::send || s.direct) continue;
-            char* data = scratch + s.land;
-            char* target = buf + s.offset;
-            if (s.kind == FastKind::copy) {
-                std::memcpy(target, data, s.bytes);
-            } else if (s.kind == FastKind::reduce_in_first) {
-                io.reduce(data, target, s.count);
-            } else {
-                io.reduce(target, data, s.count);
-                std::memcpy(target, data, s.bytes);
-            }
-        }
+        apply_round(prog, lo, hi, buf, scratch, io);
     }
     return 0;
 }
