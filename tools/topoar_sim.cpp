@@ -119,6 +119,9 @@ const char* const kUsage =
     "  --default-table         also build the engine's set-up table (budgeted)\n"
     "  --margin F              its margin: gain a candidate with more messages\n"
     "                          needs over a simpler one, 0.15 or 15%   [15%]\n"
+    "  --table-max BYTES       its largest size (the ladder past 2 MiB\n"
+    "                          simulates the last winner and the plans\n"
+    "                          ahead of it only)                  [8M]\n"
     "  -v                      planning/simulation time, messages, busiest link\n";
 
 struct Options {
@@ -145,6 +148,7 @@ struct Options {
     bool verbose = false;
     bool default_table = false;
     double margin = EngineConfig{}.model_margin;
+    std::size_t table_max = 0;  // --table-max: the default table's largest size (0: the engine's)
     // --mem cuda: the device model; *_given: model options set explicitly,
     // which override it.
     bool cuda = false;
@@ -304,6 +308,8 @@ Options parse(int argc, char** argv) {
             check(parse_bandwidth(val(), &o.device.nic_path_bandwidth));
         } else if (a == "--margin") {
             check(parse_fraction(val(), &o.margin));
+        } else if (a == "--table-max") {
+            check(parse_size(val(), &o.table_max));
         } else if (a == "--overhead") {
             check(parse_latency(val(), &o.model.overhead));
             o.overhead_given = true;
@@ -835,6 +841,7 @@ int main(int argc, char** argv) {
         dto.elem_size = o.elem;
         dto.plan = popt;
         dto.min_gain = o.margin;
+        if (o.table_max) dto.max_bytes = o.table_max;
         // --mem cuda: what build_device_default_table does with the engine's
         // options, on the device topology built above.
         if (o.cuda) dto = device_table_options(dto, o.device);

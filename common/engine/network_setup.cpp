@@ -20,7 +20,7 @@ std::string table_options_key(const DefaultTableOptions& o) {
     k << ' ' << static_cast<int>(m.mode) << ' ' << m.overhead << ' ' << m.gamma << ' ' << m.segment_bytes << ' '
       << m.eager_bytes << ' ' << m.unknown_bandwidth << ' ' << m.wire_efficiency << ' ' << m.handshake_queue_delay
       << ' ' << m.exact_flows << ' ' << m.rate_quantum << ' ' << o.min_bytes << ' ' << o.max_bytes << ' '
-      << o.size_factor << ' ' << static_cast<int>(o.mem) << ' ' << o.min_gain << ' ' << o.max_steps << ' '
+      << o.full_max_bytes << ' ' << o.size_factor << ' ' << static_cast<int>(o.mem) << ' ' << o.min_gain << ' ' << o.max_steps << ' '
       << o.max_total_steps << ' ' << o.coarse_ranks << ' ' << o.max_ranks << ' ';
     for (Algorithm a : o.candidates) k << static_cast<int>(a) << ',';
     return k.str();

@@ -40,10 +40,17 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     o.model.segment_bytes = cfg.segment_size;
     o.model.overhead = cfg.model_overhead;
     o.min_gain = cfg.model_margin;
-    // Sizes 8 B, 32 B, ... 2 MiB: by 2 MiB every plan is deep in the
-    // bandwidth regime (the ranking holds above, default_table.hpp), and
-    // the larger sizes would cost most of the set-up time.
-    o.max_bytes = std::size_t(2) << 20;
+    // Sizes 8 B, 32 B, ... 2 MiB with every candidate, then 8 MiB with the
+    // 2 MiB winner and the plans predicted ahead of it there.  By 2 MiB
+    // every plan is deep in the bandwidth regime, but a plan whose pipeline
+    // takes longer to fill still gains on the others up to about 8 MiB (a
+    // measured shape of the uneven family: flexrelay 8 % ahead of tree at
+    // 2 MiB, inside the margin, 18 % at 8 MiB; docs/cost-model.md, "Default
+    // table").  Above 8 MiB plans pipeline by call bytes / 256, as at
+    // 8 MiB, so its winner keeps the larger sizes; simulating them would
+    // cost most of the set-up time.
+    o.full_max_bytes = std::size_t(2) << 20;
+    o.max_bytes = std::size_t(8) << 20;
     return o;
 }
 

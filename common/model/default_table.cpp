@@ -28,6 +28,38 @@ std::size_t midpoint(std::size_t a, std::size_t b) {
     return std::min(std::max(m, a + 1), b);
 }
 
+// The winner at size s (index into rep.algorithms, -1: no prediction
+// there).  The earliest candidate (the simplest: fewest messages)
+// predicted within min_gain of the best wins; in the bandwidth regime (the
+// best time is at least twice first_best, the best at the first size) a
+// plan predicted within kTie of that winner whose busiest rank reduces
+// less than 2/3 as much replaces it: the model knows CPUs least well
+// (oversubscribed cores, progress), so of two equal predictions the one
+// that concentrates less work on one rank (not a node leader reducing
+// everything) is the safer bet.
+int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best, double min_gain,
+                bool* bandwidth) {
+    const std::size_t na = rep.algorithms.size();
+    double best = -1;
+    for (std::size_t a = 0; a < na; ++a)
+        if (rep.time[a][s] >= 0 && (best < 0 || rep.time[a][s] < best)) best = rep.time[a][s];
+    if (best < 0) return -1;
+    if (first_best < 0) first_best = best;
+    *bandwidth = best >= 2 * first_best;
+    int win = -1;
+    for (std::size_t a = 0; a < na && win < 0; ++a)
+        if (rep.time[a][s] >= 0 && rep.time[a][s] <= best * (1 + min_gain)) win = static_cast<int>(a);
+    if (*bandwidth) {
+        const double t = rep.time[static_cast<std::size_t>(win)][s];
+        const double hi = t * (1 + DefaultTableOptions::kTie), lo = t / (1 + DefaultTableOptions::kTie);
+        for (std::size_t a = 0; a < na; ++a)
+            if (rep.time[a][s] >= lo && rep.time[a][s] <= hi &&
+                rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3))
+                win = static_cast<int>(a);
+    }
+    return win;
+}
+
 }  // namespace
 
 Status build_default_table(const Topology& topo, const DefaultTableOptions& opt, DecisionTable* out,
@@ -63,14 +95,32 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
     // in segments: a lower bound on a plan's steps without planning it.
     const std::size_t seg = opt.model.segment_bytes ? std::max(opt.model.segment_bytes, opt.elem_size) : 0;
     std::vector<char> dropped(na, 0);
+    double first_best = -1;  // the best prediction at the first size simulated
     for (std::size_t s = 0; s < ns; ++s) {
         const std::size_t bytes = rep.sizes[s];
         const std::size_t count = bytes / opt.elem_size;
         if (count == 0) continue;
         bool stopped = false;
+        // Above full_max_bytes: the winner of the size below and the plans
+        // predicted ahead of it there.
+        int prev = -1;
+        if (bytes > opt.full_max_bytes && s > 0) {
+            bool bw = false;
+            prev = size_winner(rep, s - 1, first_best, opt.min_gain, &bw);
+        }
         for (std::size_t a = 0; a < na; ++a) {
             if (dropped[a]) continue;
             const char* name = algorithm_name(rep.algorithms[a]);
+            if (prev >= 0 && static_cast<int>(a) != prev &&
+                !(rep.time[a][s - 1] >= 0 &&
+                  rep.time[a][s - 1] <=
+                      rep.time[static_cast<std::size_t>(prev)][s - 1] * (1 + DefaultTableOptions::kTie))) {
+                dropped[a] = 1;  // behind the incumbent where the ranking is settled: not simulated from here on
+                rep.notes.push_back(std::string(name) + ": not simulated from " + format_size(bytes) + " (behind " +
+                                    algorithm_name(rep.algorithms[static_cast<std::size_t>(prev)]) + " at " +
+                                    format_size(rep.sizes[s - 1]) + ")");
+                continue;
+            }
             const std::size_t floor_steps = seg ? static_cast<std::size_t>(p) * (bytes / seg) : 0;
             std::size_t steps = floor_steps;
             Plan plan;
@@ -113,20 +163,14 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
             for (std::size_t a = 0; a < na; ++a) rep.time[a][s] = -1;
             break;
         }
+        if (first_best < 0)
+            for (std::size_t a = 0; a < na; ++a)
+                if (rep.time[a][s] >= 0 && (first_best < 0 || rep.time[a][s] < first_best)) first_best = rep.time[a][s];
     }
 
-    // Winners.  The earliest candidate (the simplest: fewest messages)
-    // predicted within min_gain of the best wins; in the bandwidth regime
-    // (the best time is at least twice the best at the first size) a plan
-    // predicted within kTie of that winner whose busiest rank reduces less
-    // than 2/3 as much replaces it: the model knows CPUs least well
-    // (oversubscribed cores, progress), so of two equal predictions the one
-    // that concentrates less work on one rank (not a node leader reducing
-    // everything) is the safer bet.
-    // A size is decided only while the previous size's winner has a
-    // prediction there too: a winner must beat the incumbent, not just be
-    // the only one the budget reached.
-    double first_best = -1;
+    // Winners (size_winner).  A size is decided only while the previous
+    // size's winner has a prediction there too: a winner must beat the
+    // incumbent, not just be the only one the budget reached.
     int incumbent = -1;
     bool last_bandwidth = false;  // the last decided size is bandwidth-bound
     for (std::size_t s = 0; s < ns; ++s) {
@@ -136,24 +180,10 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
                                 ") has no prediction at " + format_size(rep.sizes[s]));
             break;
         }
-        double best = -1;
-        for (std::size_t a = 0; a < na; ++a)
-            if (rep.time[a][s] >= 0 && (best < 0 || rep.time[a][s] < best)) best = rep.time[a][s];
-        if (best < 0) continue;
-        if (first_best < 0) first_best = best;
-        const bool bandwidth = best >= 2 * first_best;
+        bool bandwidth = false;
+        const int win = size_winner(rep, s, first_best, opt.min_gain, &bandwidth);
+        if (win < 0) continue;
         last_bandwidth = bandwidth;
-        int win = -1;
-        for (std::size_t a = 0; a < na && win < 0; ++a)
-            if (rep.time[a][s] >= 0 && rep.time[a][s] <= best * (1 + opt.min_gain)) win = static_cast<int>(a);
-        if (bandwidth) {
-            const double t = rep.time[static_cast<std::size_t>(win)][s];
-            const double hi = t * (1 + DefaultTableOptions::kTie), lo = t / (1 + DefaultTableOptions::kTie);
-            for (std::size_t a = 0; a < na; ++a)
-                if (rep.time[a][s] >= lo && rep.time[a][s] <= hi &&
-                    rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3))
-                    win = static_cast<int>(a);
-        }
         rep.winner[s] = win;
         incumbent = win;
     }

@@ -26,7 +26,8 @@
 //
 // Budget: the model walks every executor step of every rank.  A candidate
 // whose plan has more than max_steps steps at some size is not simulated
-// there or above (its steps only grow with size), the simulation stops
+// there or above (its steps only grow with size), above full_max_bytes only
+// the last winner and the plans ahead of it are, the simulation stops
 // after max_total_steps, and above coarse_ranks ranks the size ladder takes
 // bigger strides.  Sizes past the last one decided keep its winner when it
 // won in the bandwidth regime, else get no rule (the engine's built-in
@@ -60,6 +61,13 @@ struct DefaultTableOptions {
     std::size_t min_bytes = 8;
     std::size_t max_bytes = std::size_t(64) << 20;
     unsigned size_factor = 4;
+    // Sizes above this one simulate only the winner of the size below and
+    // the candidates predicted ahead of it there (within kTie): in the
+    // bandwidth regime an incumbent loses only to a plan already ahead of
+    // it (inside the margin) whose lead grows with the size, while the
+    // larger sizes cost most of the table's steps.  SIZE_MAX: every
+    // candidate at every size.
+    std::size_t full_max_bytes = static_cast<std::size_t>(-1);
     // In order of preference for ties: the algorithm table's simplicity
     // order (algorithm.hpp), the latency algorithm first, the flat ring last.
     std::vector<Algorithm> candidates = model_candidates();

@@ -36,6 +36,7 @@ DefaultTableOptions device_table_options(const DefaultTableOptions& host_options
     o.plan.pipeline_elems =
         m.pipeline_bytes ? std::max<std::size_t>(1, m.pipeline_bytes / std::max<std::size_t>(1, o.elem_size)) : 0;
     o.max_bytes = std::max(o.max_bytes, kDeviceTableMaxBytes);
+    o.full_max_bytes = static_cast<std::size_t>(-1);  // every candidate at every size, as before
     // Round-by-round replay of whole operations costs about half the CPU
     // per step of the dataflow replay (0.3 vs 0.7 us here): twice the
     // steps for about the host table's set-up time.
