@@ -606,8 +606,59 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
     PlanBuilder b(relay ? Algorithm::flexrelay : Algorithm::flexreduce, p, count, only_rank);
     FlexScheduler sched(b, p);
     const std::size_t seg = opts.pipeline_elems ? opts.pipeline_elems : SIZE_MAX;
-    auto for_segments = [&](const Range& r, const std::function<void(std::size_t, std::size_t)>& f) {
-        for (std::size_t done = 0; done < r.count; done += seg) f(r.offset + done, std::min(seg, r.count - done));
+    // The segments of a subrange, as the level above takes them: cut at the
+    // subrange boundaries of the next level up, each piece its own pipeline
+    // (f gets the piece's index), segment k of every piece before segment
+    // k + 1 of any.  As one pipeline in element order, a host that reduces
+    // its ranks into one (a relay, or a chain's last hop) offered the level
+    // above one owner's part after another, one segment a round, while a
+    // one-rank host beside it sent every owner a segment each round: the
+    // results that one's round windows wait for then came at a quarter of
+    // its pace, and the rest only after it had sent everything (1+4+3
+    // ranks at 100/250/100 Mbit/s, 8 MiB: flexrelay predicted at 1.74x the
+    // bound, 1.0x with every host holding one rank).
+    std::vector<std::vector<std::size_t>> cuts(lay.levels.size());  // per level: the boundaries of the next
+    for (std::size_t li = lay.levels.size(); li-- > 1;) {
+        for (const FlexSubrange& x : lay.levels[li].subranges) {
+            cuts[li - 1].push_back(x.range.offset);
+            cuts[li - 1].push_back(x.range.offset + x.range.count);
+        }
+        std::sort(cuts[li - 1].begin(), cuts[li - 1].end());
+        cuts[li - 1].erase(std::unique(cuts[li - 1].begin(), cuts[li - 1].end()), cuts[li - 1].end());
+    }
+    auto for_segments = [&](std::size_t li, const Range& r,
+                            const std::function<void(std::size_t, std::size_t, std::size_t)>& f) {
+        const std::size_t end = r.offset + r.count;
+        std::vector<Range> pieces;
+        std::size_t at = r.offset;
+        for (std::size_t c : cuts[li])
+            if (c > at && c < end) {
+                pieces.push_back(Range{at, c - at});
+                at = c;
+            }
+        pieces.push_back(Range{at, end - at});
+        // Pieces below a segment gain nothing from pipelines of their own
+        // (small messages keep the one pipeline in element order).
+        for (const Range& x : pieces)
+            if (x.count < seg) {
+                pieces.assign(1, r);
+                break;
+            }
+        for (std::size_t done = 0, more = 1; more; done += seg) {
+            more = 0;
+            for (std::size_t k = 0; k < pieces.size(); ++k)
+                if (done < pieces[k].count) {
+                    f(k, pieces[k].offset + done, std::min(seg, pieces[k].count - done));
+                    more |= pieces[k].count - done > seg;
+                }
+        }
+    };
+    // Per piece and hop: the round of its previous segment (-1: none).
+    auto hop_rounds = [](std::size_t hops) {
+        return [hops](std::size_t piece, std::vector<std::vector<int>>* last) -> std::vector<int>& {
+            if (last->size() <= piece) last->resize(piece + 1, std::vector<int>(hops, -1));
+            return (*last)[piece];
+        };
     };
 
     // Branches that reduce by direct transfers (star_branch), asked once.
@@ -623,11 +674,13 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
     // Uneven reduce-scatter: levels bottom-up, every subrange a pipelined
     // chain, or at a star branch every participant straight to the owner
     // (the owner reduces in participant order, segment by segment).
-    for (const FlexLevel& level : lay.levels)
-        for (const FlexSubrange& s : level.subranges) {
+    for (std::size_t li = 0; li < lay.levels.size(); ++li)
+        for (const FlexSubrange& s : lay.levels[li].subranges) {
             if (is_star(s)) {
-                std::vector<int> last(s.participants.size(), -1);
-                for_segments(s.range, [&](std::size_t a, std::size_t n) {
+                std::vector<std::vector<int>> rounds;
+                auto of = hop_rounds(s.participants.size());
+                for_segments(li, s.range, [&](std::size_t k, std::size_t a, std::size_t n) {
+                    std::vector<int>& last = of(k, &rounds);
                     for (std::size_t j = 0; j < s.participants.size(); ++j)
                         if (s.participants[j] != s.owner)
                             last[j] = sched.hop(s.participants[j], s.owner, a, n, OpKind::recv_reduce, last[j]);
@@ -635,8 +688,10 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
                 continue;
             }
             std::vector<int> chain = reduce_chain(topo, s);
-            std::vector<int> last(chain.size(), -1);
-            for_segments(s.range, [&](std::size_t a, std::size_t n) {
+            std::vector<std::vector<int>> rounds;
+            auto of = hop_rounds(chain.size());
+            for_segments(li, s.range, [&](std::size_t k, std::size_t a, std::size_t n) {
+                std::vector<int>& last = of(k, &rounds);
                 for (std::size_t j = 0; j + 1 < chain.size(); ++j)
                     last[j] = sched.hop(chain[j], chain[j + 1], a, n, OpKind::recv_reduce, last[j]);
             });
@@ -644,11 +699,13 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
 
     // Uneven all-gather: the same calls in exact reverse order, as broadcasts
     // from the owner back along the chain.
-    for (auto level = lay.levels.rbegin(); level != lay.levels.rend(); ++level)
-        for (auto s = level->subranges.rbegin(); s != level->subranges.rend(); ++s) {
+    for (std::size_t li = lay.levels.size(); li-- > 0;)
+        for (auto s = lay.levels[li].subranges.rbegin(); s != lay.levels[li].subranges.rend(); ++s) {
             if (is_star(*s)) {
-                std::vector<int> last(s->participants.size(), -1);
-                for_segments(s->range, [&](std::size_t a, std::size_t n) {
+                std::vector<std::vector<int>> rounds;
+                auto of = hop_rounds(s->participants.size());
+                for_segments(li, s->range, [&](std::size_t k, std::size_t a, std::size_t n) {
+                    std::vector<int>& last = of(k, &rounds);
                     for (std::size_t j = 0; j < s->participants.size(); ++j)
                         if (s->participants[j] != s->owner)
                             last[j] = sched.hop(s->owner, s->participants[j], a, n, OpKind::recv_copy, last[j]);
@@ -657,8 +714,10 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
             }
             std::vector<int> chain = reduce_chain(topo, *s);
             std::vector<int> path(chain.rbegin(), chain.rend());  // owner first
-            std::vector<int> last(path.size(), -1);
-            for_segments(s->range, [&](std::size_t a, std::size_t n) {
+            std::vector<std::vector<int>> rounds;
+            auto of = hop_rounds(path.size());
+            for_segments(li, s->range, [&](std::size_t k, std::size_t a, std::size_t n) {
+                std::vector<int>& last = of(k, &rounds);
                 for (std::size_t j = 0; j + 1 < path.size(); ++j)
                     last[j] = sched.hop(path[j], path[j + 1], a, n, OpKind::recv_copy, last[j]);
             });

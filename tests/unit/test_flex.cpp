@@ -649,8 +649,11 @@ static void test_relay_shares_and_traffic(void**) {
     }
 
     // The model (8 MiB of floats, TCP's framing, 40 us per message): relay
-    // within 7 % of the bound on both, where FlexReduce's schedule is 1.3x
-    // and 1.7x.
+    // within 7 % of the bound on both.  FlexReduce's schedule was 1.3x and
+    // 1.7x; with a host's segments offered to the level above as one
+    // pipeline per owner's part (plan_flex's for_segments) it reaches the
+    // bound too where no level sits above the hosts (1.01x), and stays
+    // 1.5x on the racks, whose uplinks its shares do not count.
     for (const char* text : {kRelayOne, kRelayRacks}) {
         Topology t = parse(text);
         const std::size_t count = std::size_t(2) << 20;
@@ -666,7 +669,9 @@ static void test_relay_shares_and_traffic(void**) {
         assert_true(predict(t, relay, 4, cp, &pr).is_ok());
         assert_true(predict(t, paper, 4, cp, &pp).is_ok());
         const double bound = 4.0 * count / (100e6 / 8 * 0.94);
-        if (pr.time > 1.07 * bound || pr.time * 1.2 > pp.time)
+        print_message("%s: relay %.3f s, flexreduce %.3f s, bound %.3f s\n", text, pr.time, pp.time, bound);
+        const bool racks = text == kRelayRacks;
+        if (pr.time > 1.07 * bound || (racks ? pr.time * 1.2 > pp.time : pp.time > 1.07 * bound))
             fail_msg("%s: relay %.3f s, flexreduce %.3f s, bound %.3f s", text, pr.time, pp.time, bound);
     }
     g_relay = false;
