@@ -637,13 +637,18 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
                 at = c;
             }
         pieces.push_back(Range{at, end - at});
-        // Pieces below a segment gain nothing from pipelines of their own
-        // (small messages keep the one pipeline in element order).
-        for (const Range& x : pieces)
-            if (x.count < seg) {
-                pieces.assign(1, r);
-                break;
-            }
+        // A piece below a segment gains nothing from a pipeline of its own:
+        // it joins the piece before it (the first, the one after it), so
+        // small messages keep the one pipeline in element order and a tiny
+        // share beside large ones does not undo theirs.
+        std::vector<Range> merged;
+        for (const Range& x : pieces) {
+            if (!merged.empty() && (x.count < seg || merged.back().count < seg))
+                merged.back().count += x.count;
+            else
+                merged.push_back(x);
+        }
+        pieces.swap(merged);
         for (std::size_t done = 0, more = 1; more; done += seg) {
             more = 0;
             for (std::size_t k = 0; k < pieces.size(); ++k)
