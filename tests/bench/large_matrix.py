@@ -26,6 +26,8 @@ Cells (name: hosts, rates, buckets), --set picks a list:
           1+2+1+2 (16-256 MiB)
   full    default + 1 ms everywhere, 256 MiB on the 1 Gbit/s cells, 1 GiB
           unshaped on 1+1
+  racks   racks 1,2;2,3 (four hosts, 1 Gbit/s, 200 Mbit/s uplinks) at 64 MiB,
+          64 KiB and 5 ms buckets (the default set has them at 16 MiB)
 
 Usage (as root, with the component built: ./setup.sh build):
   /usr/bin/python3 tests/bench/large_matrix.py --set quick -r 3 -o /tmp/lm
@@ -107,6 +109,10 @@ class Cell:
 def cells(which):
     out = []
     g = "1gbit"
+    if which == "racks":
+        for bucket in ("64k", "5ms"):
+            out.append(Cell(None, g, bucket, (64 * MiB, 64 * MiB), racks="1,2;2,3", rack_rate="200mbit"))
+        return out
     out.append(Cell("2,3", g, "64k", (16 * MiB, 64 * MiB)))
     out.append(Cell("2,3", g, "5ms", (16 * MiB, 64 * MiB)))
     if which == "quick":
@@ -233,7 +239,7 @@ def table(cell_list, root):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", default="default", choices=["quick", "default", "full"])
+    ap.add_argument("--set", default="default", choices=["quick", "default", "full", "racks"])
     ap.add_argument("--only", help="comma-separated cell names (see --list) to run from the set")
     ap.add_argument("--list", action="store_true", help="print the cells of the set and exit")
     ap.add_argument("-r", "--repeats", type=int, default=3)
