@@ -37,14 +37,19 @@ std::size_t midpoint(std::size_t a, std::size_t b) {
 // (oversubscribed cores, progress), so of two equal predictions the one
 // that concentrates less work on one rank (not a node leader reducing
 // everything) is the safer bet.
+// The best prediction at size s (-1: none).
+double best_time(const DefaultTableReport& rep, std::size_t s) {
+    double best = -1;
+    for (const auto& row : rep.time)
+        if (row[s] >= 0 && (best < 0 || row[s] < best)) best = row[s];
+    return best;
+}
+
 int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best, double min_gain,
                 bool* bandwidth) {
     const std::size_t na = rep.algorithms.size();
-    double best = -1;
-    for (std::size_t a = 0; a < na; ++a)
-        if (rep.time[a][s] >= 0 && (best < 0 || rep.time[a][s] < best)) best = rep.time[a][s];
-    if (best < 0) return -1;
-    if (first_best < 0) first_best = best;
+    const double best = best_time(rep, s);
+    if (best < 0) return -1;  // first_best is set: some size up to s had a prediction
     *bandwidth = best >= 2 * first_best;
     int win = -1;
     for (std::size_t a = 0; a < na && win < 0; ++a)
@@ -163,9 +168,7 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
             for (std::size_t a = 0; a < na; ++a) rep.time[a][s] = -1;
             break;
         }
-        if (first_best < 0)
-            for (std::size_t a = 0; a < na; ++a)
-                if (rep.time[a][s] >= 0 && (first_best < 0 || rep.time[a][s] < first_best)) first_best = rep.time[a][s];
+        if (first_best < 0) first_best = best_time(rep, s);
     }
 
     // Winners (size_winner).  A size is decided only while the previous

@@ -608,7 +608,7 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
     const std::size_t seg = opts.pipeline_elems ? opts.pipeline_elems : SIZE_MAX;
     // The segments of a subrange, as the level above takes them: cut at the
     // subrange boundaries of the next level up, each piece its own pipeline
-    // (f gets the piece's index), segment k of every piece before segment
+    // (its own rounds per hop), segment k of every piece before segment
     // k + 1 of any.  As one pipeline in element order, a host that reduces
     // its ranks into one (a relay, or a chain's last hop) offered the level
     // above one owner's part after another, one segment a round, while a
@@ -626,8 +626,10 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
         std::sort(cuts[li - 1].begin(), cuts[li - 1].end());
         cuts[li - 1].erase(std::unique(cuts[li - 1].begin(), cuts[li - 1].end()), cuts[li - 1].end());
     }
-    auto for_segments = [&](std::size_t li, const Range& r,
-                            const std::function<void(std::size_t, std::size_t, std::size_t)>& f) {
+    // f(last, a, n): last holds, per hop, the round of the piece's previous
+    // segment (-1: none), for FlexScheduler::hop's `after`.
+    auto for_segments = [&](std::size_t li, const Range& r, std::size_t hops,
+                            const std::function<void(std::vector<int>&, std::size_t, std::size_t)>& f) {
         const std::size_t end = r.offset + r.count;
         std::vector<Range> pieces;
         std::size_t at = r.offset;
@@ -649,21 +651,15 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
                 merged.push_back(x);
         }
         pieces.swap(merged);
+        std::vector<std::vector<int>> last(pieces.size(), std::vector<int>(hops, -1));
         for (std::size_t done = 0, more = 1; more; done += seg) {
             more = 0;
             for (std::size_t k = 0; k < pieces.size(); ++k)
                 if (done < pieces[k].count) {
-                    f(k, pieces[k].offset + done, std::min(seg, pieces[k].count - done));
+                    f(last[k], pieces[k].offset + done, std::min(seg, pieces[k].count - done));
                     more |= pieces[k].count - done > seg;
                 }
         }
-    };
-    // Per piece and hop: the round of its previous segment (-1: none).
-    auto hop_rounds = [](std::size_t hops) {
-        return [hops](std::size_t piece, std::vector<std::vector<int>>* last) -> std::vector<int>& {
-            if (last->size() <= piece) last->resize(piece + 1, std::vector<int>(hops, -1));
-            return (*last)[piece];
-        };
     };
 
     // Branches that reduce by direct transfers (star_branch), asked once.
@@ -682,10 +678,8 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
     for (std::size_t li = 0; li < lay.levels.size(); ++li)
         for (const FlexSubrange& s : lay.levels[li].subranges) {
             if (is_star(s)) {
-                std::vector<std::vector<int>> rounds;
-                auto of = hop_rounds(s.participants.size());
-                for_segments(li, s.range, [&](std::size_t k, std::size_t a, std::size_t n) {
-                    std::vector<int>& last = of(k, &rounds);
+                for_segments(li, s.range, s.participants.size(),
+                             [&](std::vector<int>& last, std::size_t a, std::size_t n) {
                     for (std::size_t j = 0; j < s.participants.size(); ++j)
                         if (s.participants[j] != s.owner)
                             last[j] = sched.hop(s.participants[j], s.owner, a, n, OpKind::recv_reduce, last[j]);
@@ -693,10 +687,7 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
                 continue;
             }
             std::vector<int> chain = reduce_chain(topo, s);
-            std::vector<std::vector<int>> rounds;
-            auto of = hop_rounds(chain.size());
-            for_segments(li, s.range, [&](std::size_t k, std::size_t a, std::size_t n) {
-                std::vector<int>& last = of(k, &rounds);
+            for_segments(li, s.range, chain.size(), [&](std::vector<int>& last, std::size_t a, std::size_t n) {
                 for (std::size_t j = 0; j + 1 < chain.size(); ++j)
                     last[j] = sched.hop(chain[j], chain[j + 1], a, n, OpKind::recv_reduce, last[j]);
             });
@@ -707,10 +698,8 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
     for (std::size_t li = lay.levels.size(); li-- > 0;)
         for (auto s = lay.levels[li].subranges.rbegin(); s != lay.levels[li].subranges.rend(); ++s) {
             if (is_star(*s)) {
-                std::vector<std::vector<int>> rounds;
-                auto of = hop_rounds(s->participants.size());
-                for_segments(li, s->range, [&](std::size_t k, std::size_t a, std::size_t n) {
-                    std::vector<int>& last = of(k, &rounds);
+                for_segments(li, s->range, s->participants.size(),
+                             [&](std::vector<int>& last, std::size_t a, std::size_t n) {
                     for (std::size_t j = 0; j < s->participants.size(); ++j)
                         if (s->participants[j] != s->owner)
                             last[j] = sched.hop(s->owner, s->participants[j], a, n, OpKind::recv_copy, last[j]);
@@ -719,10 +708,7 @@ Status plan_flex(const Topology& topo, std::size_t count, int only_rank, const P
             }
             std::vector<int> chain = reduce_chain(topo, *s);
             std::vector<int> path(chain.rbegin(), chain.rend());  // owner first
-            std::vector<std::vector<int>> rounds;
-            auto of = hop_rounds(path.size());
-            for_segments(li, s->range, [&](std::size_t k, std::size_t a, std::size_t n) {
-                std::vector<int>& last = of(k, &rounds);
+            for_segments(li, s->range, path.size(), [&](std::vector<int>& last, std::size_t a, std::size_t n) {
                 for (std::size_t j = 0; j + 1 < path.size(); ++j)
                     last[j] = sched.hop(path[j], path[j + 1], a, n, OpKind::recv_copy, last[j]);
             });
