@@ -165,7 +165,7 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
     ++generation_;
     plans_.clear();  // calls holding plans keep them
     const double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
-    notice_ = adaptation_.replanned(ms, describe_network(), before,
+    notice_ += "online adaptation: " + adaptation_.replanned(ms, describe_network(), before,
                                     selection_.model_table().empty() ? std::string()
                                                                      : selection_.model_table().to_text("cost model"));
     return Status::ok();
@@ -176,13 +176,32 @@ Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io)
     return selection_.note_trial(call.trial, seconds, io, &notice_);
 }
 
+Status Engine::note_check(const PreparedCall& call, double seconds, SetupIo& io) {
+    ++generation_;  // the class may be decided now, or another plan's turn
+    const CallUnits u =
+        call_units(cfg_, call.count, call.elem_size, MemType::host, cfg_.segment_size, selection_.shape().nodes);
+    const std::size_t chunk = u.chunk_count, tail = call.count % chunk;
+    // A plan's prediction for this call (built as its turn would build it,
+    // so the turn finds it in the plan cache); 0 where it cannot plan here.
+    auto predict = [&](Algorithm a) -> double {
+        PlanHandle p, t;
+        if (!plan_for(a, chunk, call.elem_size, u.segment_bytes, u.pipeline_bytes, MemType::host, &p)) return 0;
+        if (tail && !plan_for(a, tail, call.elem_size, u.segment_bytes, u.pipeline_bytes, MemType::host, &t))
+            return 0;
+        return predicted_seconds(topology_, selection_.table_options().model, p, t, call.num_chunks(),
+                                 call.elem_size);
+    };
+    return selection_.note_check(call.check, seconds, call.count * call.elem_size, io, predict, &notice_);
+}
+
 bool Engine::timed(const PreparedCall& call) const {
     return cfg_.adapt && !ranks_.empty() && call.count * call.elem_size >= cfg_.adapt_min_bytes &&
            call.mem == MemType::host;
 }
 
 bool Engine::repeatable(const PreparedCall& call) const {
-    return call.route == Route::host && call.mem == MemType::host && call.trial.cls < 0 && !timed(call);
+    return call.route == Route::host && call.mem == MemType::host && call.trial.cls < 0 &&
+           (call.check.cls < 0 || call.check.decided) && !timed(call);
 }
 
 std::string Engine::describe_origin(const PreparedCall& call) {
@@ -267,12 +286,24 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // auto's own choice for a small host call across hosts: its size
     // class's contest decides (Selection::contest_turn); a nonblocking
     // call takes no turn (Selection::untimed_choice).
+    // Its own choice for a large one on measured links: its size class's
+    // check decides (Selection::check_turn); a nonblocking call takes the
+    // checked plan once there is one.
+    const bool measured_links = !ranks_.empty();
     if (kind.nonblocking) {
         bool measured = false;
         d.algorithm = selection_.untimed_choice(count * elem_size, mem, d, &measured);
+        if (!measured) d.algorithm = selection_.checked_choice(count * elem_size, mem, d, measured_links, &measured);
         if (measured) call->origin = Origin::measured;
     } else {
         call->trial = selection_.contest_turn(count * elem_size, mem, d, pair);
+        if (call->trial.cls < 0) {
+            call->check = selection_.check_turn(count * elem_size, mem, d, measured_links);
+            if (call->check.cls >= 0 && call->check.algorithm != d.algorithm) {
+                call->origin = Origin::measured;
+                d.algorithm = call->check.algorithm;
+            }
+        }
     }
     if (call->trial.cls >= 0) {
         if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
@@ -402,13 +433,19 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
         return Status::internal(std::string("run() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();  // nothing to move
     // Only on measured links (ranks_ kept): what a file describes stays.
-    const bool timed = io && io->allgather && this->timed(call);
+    // The check's timed turns too (every rank times the same calls).
+    const bool adapting = io && io->allgather && this->timed(call);
+    const bool checking = io && io->allgather && call.check.timed && !call.check.decided;
+    const bool timed = adapting || checking;
     const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (!blocking_) blocking_.reset(new CallOperation);
     TOPOAR_TRY(blocking_->start(call, buf, transport, reducer));
     TOPOAR_TRY(run_to_end(*blocking_, transport));
     if (!timed) return Status::ok();
-    return note_call_time(call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *io);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (checking) TOPOAR_TRY(note_check(call, seconds, *io));
+    if (!adapting) return Status::ok();
+    return note_call_time(call, seconds, *io);
 }
 
 Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {

@@ -22,6 +22,7 @@
 #include "config/params.hpp"
 #include "core/algorithm.hpp"
 #include "decide/decision.hpp"
+#include "decide/model_check.hpp"
 #include "decide/route.hpp"
 #include "decide/trials.hpp"
 #include "engine/adaptation.hpp"
@@ -81,6 +82,10 @@ struct PreparedCall {
     // routes) the caller times the call, handed down or run, and reports
     // it with Engine::note_trial.
     SizeTrials::Turn trial;
+    // auto's large-message check (decide/model_check.hpp): this call's turn
+    // (check.cls < 0: none).  A timed turn is timed by run() and pooled
+    // there (Engine::note_check; collective at that call).
+    ModelCheck::Turn check;
     // One chunk of a small plan on a host route (host or contest_host) that
     // online adaptation does not time: plan->fast runs it
     // (exec/fast_executor.hpp), bit-identical to the host executor.
@@ -205,6 +210,11 @@ public:
     // the class's last turn, which every rank reaches at the same call:
     // one allgather of the means, then the winner runs the class.
     Status note_trial(const PreparedCall& call, double seconds, SetupIo& io);
+    // A timed turn of the large-message check took `seconds` on this rank
+    // (call.check timed; run() calls it; public for tests).  Collective:
+    // one allgather of one number, then plans the table ranks next are
+    // predicted for this call's size (decide/model_check.hpp).
+    Status note_check(const PreparedCall& call, double seconds, SetupIo& io);
     // A prepared call of a device route (runs_on_device(call.route)) on
     // device memory, through a stream-ordered device transport
     // (device_executor.hpp): `plan`, or for Route::nccl_hier its plans.
@@ -216,7 +226,7 @@ public:
     bool timed(const PreparedCall& call) const;
     // Whether the next prepare() of the same count, element size and kind
     // gives the same answer as long as generation() stays: a host route
-    // outside the contest, not timed.  The C interface then hands back
+    // outside the contest and the check, not timed.  The C interface then hands back
     // the call it prepared last without asking again (topoar_engine_prepare).
     bool repeatable(const PreparedCall& call) const;
     // Changes whenever an answer of prepare() may change: set-up, links

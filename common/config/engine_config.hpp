@@ -118,6 +118,11 @@ struct EngineConfig {
     double adapt_threshold;
     int adapt_max;
     std::size_t adapt_min_bytes = std::size_t(1) << 20;
+    // coll_topoar_model_check: auto's host calls of at least
+    // adapt_min_bytes on measured links check the table's choice by timing
+    // it, and try the plans predicted faster than it ran
+    // (decide/model_check.hpp).
+    bool model_check = true;
     // coll_topoar_trial_calls, _trial_max_size: auto's host calls across
     // hosts of at most trial_max_size bytes are a contest for their
     // power-of-two size class first: the table's choice, the previous

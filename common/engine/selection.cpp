@@ -65,6 +65,7 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     TOPOAR_TRY(build_model_table(topo));
     contest_io_ = contest_io;
     trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
+    check_.configure(cfg_.model_check, cfg_.adapt_min_bytes);
     agreed_.clear();
     key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     cache_path_.clear();
@@ -156,6 +157,7 @@ Status Selection::rebuild(const Topology& topo, double model_overhead) {
     device_table_ = DecisionTable();
     device_table_tried_ = false;
     trials_.reset();  // the table may rank small messages differently now
+    check_.reset();   // and large ones
     agreed_.clear();
     key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     if (!cache_path_.empty()) {
@@ -275,6 +277,71 @@ SizeTrials::Turn Selection::contest_turn(std::size_t bytes, MemType mem, const D
         t.who = trials_.contenders(t.cls)[0];
     }
     return t;
+}
+
+bool Selection::checked(std::size_t bytes, MemType mem, const Decision& d, bool measured) const {
+    return measured && d.origin == Origin::model && mem == MemType::host && contest_io_ && shape_.nodes > 1 &&
+           size_ > 1 && check_.covers(bytes) && !algorithm_info(d.algorithm).device_only;
+}
+
+ModelCheck::Turn Selection::check_turn(std::size_t bytes, MemType mem, const Decision& d, bool measured) {
+    if (!checked(bytes, mem, d, measured)) return ModelCheck::Turn{};
+    return check_.next(bytes, d.algorithm);
+}
+
+Algorithm Selection::checked_choice(std::size_t bytes, MemType mem, const Decision& d, bool measured,
+                                    bool* measured_choice) const {
+    *measured_choice = false;
+    if (!checked(bytes, mem, d, measured)) return d.algorithm;
+    const Algorithm w = check_.winner(ModelCheck::size_class(bytes));
+    if (w == Algorithm::automatic) return d.algorithm;
+    *measured_choice = w != d.algorithm;
+    return w;
+}
+
+Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
+                             const std::function<double(Algorithm)>& predict, std::string* notice) {
+    if (t.cls < 0 || t.decided || !t.timed || bytes == 0) return Status::ok();
+    // The ranks' mean, per byte: the same number on every rank.
+    double mine = seconds / static_cast<double>(bytes);
+    std::vector<double> all(static_cast<std::size_t>(size_), 0.0);
+    TOPOAR_TRY(io.allgather(&mine, sizeof mine, all.data()));
+    double pooled = 0;
+    for (double x : all) pooled += x;
+    pooled /= static_cast<double>(size_);
+    // The other plans in the table's order: each by its prediction at the
+    // largest size of the ladder at most `bytes` where it has one (above
+    // full_max_bytes the table simulates only the leaders), per byte.
+    const DefaultTableReport& r = model_report_;
+    std::vector<std::pair<double, Algorithm>> order;
+    for (std::size_t a = 0; a < r.algorithms.size() && a < r.time.size(); ++a) {
+        if (r.algorithms[a] == t.algorithm) continue;
+        double per = -1;
+        for (std::size_t i = 0; i < r.sizes.size() && i < r.time[a].size(); ++i)
+            if (r.sizes[i] <= bytes && r.time[a][i] > 0) per = r.time[a][i] / static_cast<double>(r.sizes[i]);
+        if (per > 0) order.emplace_back(per, r.algorithms[a]);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const std::pair<double, Algorithm>& x, const std::pair<double, Algorithm>& y) {
+                         return x.first < y.first;
+                     });
+    // Exact predictions for this call's size, of the first three: only
+    // while a plan may still be tried (the first timed call, or an
+    // alternative's while others remain).
+    std::vector<Algorithm> candidates;
+    std::vector<double> predicted;
+    constexpr std::size_t kPredict = 3;
+    const bool more = check_.tried(t.cls) <= ModelCheck::kAlternatives;
+    for (std::size_t i = 0; more && i < order.size() && candidates.size() < kPredict; ++i) {
+        if (check_.was_tried(t.cls, order[i].second)) continue;
+        const double p = predict(order[i].second);
+        candidates.push_back(order[i].second);
+        predicted.push_back(p > 0 ? p / static_cast<double>(bytes) : -1);
+    }
+    std::string line;
+    (void)check_.note(t, pooled, candidates, predicted, &line);
+    *notice += line;
+    return Status::ok();
 }
 
 Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice) {

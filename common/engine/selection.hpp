@@ -10,12 +10,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 
 #include "config/engine_config.hpp"
 #include "core/algorithm.hpp"
 #include "decide/decision.hpp"
+#include "decide/model_check.hpp"
 #include "decide/route.hpp"
 #include "decide/trials.hpp"
 #include "engine/network_setup.hpp"
@@ -134,6 +136,26 @@ public:
     // communicator's key.
     Status note_trial(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice);
 
+    // auto's large host calls across hosts that the cost-model table
+    // decides (d.origin model), on measured links (`measured`: the engine
+    // keeps them): this call's turn of its size class's check
+    // (decide/model_check.hpp; cls < 0: none).  Every rank takes the same
+    // turn.
+    ModelCheck::Turn check_turn(std::size_t bytes, MemType mem, const Decision& d, bool measured);
+    // A nonblocking call (never timed): the class's checked plan once
+    // decided (*measured set), else d's algorithm.
+    Algorithm checked_choice(std::size_t bytes, MemType mem, const Decision& d, bool measured,
+                             bool* measured_choice) const;
+    // A timed turn of the check took `seconds` on this rank for a call of
+    // `bytes`.  Collective (every rank reaches it at the same call): one
+    // allgather of one number; `predict` gives a plan's predicted seconds
+    // for this call (<= 0: none), asked for at most three plans the table
+    // ranks next, and only here.  A decided class, or a plan to try,
+    // appends a line to *notice.
+    Status note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
+                      const std::function<double(Algorithm)>& predict, std::string* notice);
+    const ModelCheck& check() const { return check_; }
+
     const DecisionTable& rules() const { return rules_; }
     // The cost-model table and what its construction predicted (empty when
     // not built: forced algorithm, model_table off, one host, one rank,
@@ -170,6 +192,9 @@ private:
     DecisionTable device_table_;
     bool device_table_tried_ = false;
     SizeTrials trials_;            // auto's small-message contests
+    ModelCheck check_;             // auto's large-message choice checked
+    // A host call of auto's table's choice across hosts within the check's sizes.
+    bool checked(std::size_t bytes, MemType mem, const Decision& d, bool measured) const;
     bool contest_io_ = false;      // set up with I/O: contests can agree
     // Contests can run here: auto, trials on, I/O, several hosts.
     bool contests_possible() const;

@@ -1349,6 +1349,106 @@ void test_online_adaptation(void**) {
     clear_probe_cache();
 }
 
+// The large-message check (decide/model_check.hpp) in the engine, on
+// measured links: the second call of a size class is timed and pooled;
+// timed far above every prediction, the plan the table ranks next runs
+// the third call (a real plan, results checked), and measured faster it
+// keeps the class, for nonblocking calls too; a class whose choice ran as
+// fast as predicted tries nothing; every rank takes the same turns; the
+// check off, or links not measured, leaves the table's choice alone.
+void test_large_message_check(void**) {
+    clear_probe_cache();
+    const int n = 5;
+    const char* host_of[] = {"a", "a", "b", "b", "b"};
+    for (int variant = 0; variant < 3; ++variant) {  // 0: check on, 1: check off, 2: links not measured
+        topoar_test::FakeNetwork network(n);
+        Gather gather(n);
+        std::vector<std::string> traces(n), notices(n);
+        std::vector<Status> st(n);
+        std::vector<int> wrong(n, 0);
+        run_rank_threads(n, host_of, network, gather,
+                         [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
+                topoar_test::SumReducer<std::int32_t> sum;
+                EngineConfig cfg;
+                cfg.probe_options.total_seconds = 0.01;
+                cfg.probe_options.max_message = 64 << 10;
+                cfg.adapt = false;  // the check alone times these calls
+                cfg.model_check = variant != 1;
+                cfg.probe = variant != 2;
+                Engine e(r, n, cfg);
+                Status s = e.setup(ranks, &io);
+                // Class 2-4 MiB: its second call "ran" 100 s (slower than any
+                // prediction), each later timed turn 1 ns.  Class 1-2 MiB:
+                // 1 ns at once (its choice as fast as predicted).
+                std::string trace, notice;
+                for (std::size_t count : {std::size_t(3) << 17, std::size_t(3) << 18})
+                    for (int k = 0; k < 5 && s; ++k) {
+                        PreparedCall c;
+                        s = e.prepare(count, 4, MemType::host, &c);
+                        if (!s) break;
+                        trace += std::string(algorithm_name(c.algorithm)) + "/" + (c.check.timed ? "T" : "") +
+                                 (c.check.decided ? "D" : "") + (c.origin == Origin::measured ? "M" : "") + " ";
+                        if (c.check.timed == c.check.decided && c.check.timed) ++wrong[static_cast<std::size_t>(r)];
+                        std::vector<std::int32_t> buf(count), want(count, 0);
+                        for (std::size_t i = 0; i < count; i += 997) {
+                            buf[i] = static_cast<std::int32_t>(r + i + k);
+                            for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q + i + k);
+                        }
+                        s = e.run(c, buf.data(), t, sum);  // no I/O: not timed here
+                        if (buf != want) ++wrong[static_cast<std::size_t>(r)];
+                        if (s && c.check.timed) {
+                            const bool slow = count == (std::size_t(3) << 18) && k == 1;
+                            s = e.note_check(c, slow ? 100.0 : 1e-9, io);
+                        }
+                        notice += e.take_notice();
+                    }
+                // A nonblocking call of the checked class takes its plan.
+                if (s) {
+                    PreparedCall c;
+                    CallKind nb;
+                    nb.nonblocking = true;
+                    s = e.prepare(std::size_t(3) << 18, 4, MemType::host, &c, PairCaps{}, nb);
+                    trace += std::string("nb:") + algorithm_name(c.algorithm) + (c.check.cls >= 0 ? "!" : "");
+                }
+                st[static_cast<std::size_t>(r)] = s;
+                traces[static_cast<std::size_t>(r)] = trace;
+                notices[static_cast<std::size_t>(r)] = notice;
+            });
+        for (int r = 0; r < n; ++r) {
+            expect_ok(st[static_cast<std::size_t>(r)]);
+            assert_int_equal(wrong[static_cast<std::size_t>(r)], 0);
+            assert_string_equal(traces[static_cast<std::size_t>(r)].c_str(), traces[0].c_str());
+        }
+        const std::string& tr = traces[0];
+        const std::string& no = notices[0];
+        std::printf("variant %d: %s\n%s", variant, tr.c_str(), no.c_str());
+        if (variant == 0) {
+            // 1-2 MiB: warm-up, timed, then decided on the choice, nothing tried.
+            const std::string a = tr.substr(0, tr.find('/'));
+            assert_true(tr.rfind(a + "/ " + a + "/T " + a + "/D " + a + "/D " + a + "/D ", 0) == 0);
+            assert_non_null(std::strstr(no.c_str(), "no other plan predicted faster than it ran"));
+            // 2-4 MiB: another plan's turn after the slow call, then kept
+            // (the measured origin), and the nonblocking call takes it.
+            assert_non_null(std::strstr(no.c_str(), ": its turn next"));
+            const std::size_t turn = no.find(": its turn next");
+            const std::size_t named = no.rfind(" predicted ", turn);
+            const std::size_t from = no.rfind(", ", named);
+            assert_true(named != std::string::npos && from != std::string::npos);
+            const std::string b = no.substr(from + 2, named - from - 2);
+            assert_non_null(std::strstr(no.c_str(), (b + " from now on").c_str()));
+            assert_non_null(std::strstr(tr.c_str(), (b + "/TM " + b + "/DM " + b + "/DM").c_str()));
+            assert_non_null(std::strstr(tr.c_str(), ("nb:" + b).c_str()));
+            assert_null(std::strstr(tr.c_str(), "!"));
+        } else {
+            // Off, or on links a file or an assumption gives: no turns at all.
+            assert_true(no.find("model check") == std::string::npos);
+            assert_true(tr.find("T") == std::string::npos);
+            assert_true(tr.find("M ") == std::string::npos);
+        }
+    }
+    clear_probe_cache();
+}
+
 // auto's small-message contest (decide/trials.hpp) in the engine: every
 // rank takes the same turn at the same call, the previous module's turns
 // come as hand-downs, topoar's turns run real plans (results checked), the
@@ -1747,6 +1847,7 @@ int main() {
         cmocka_unit_test(test_run_probe_fan_in),
         cmocka_unit_test(test_engine_setup_probes),
         cmocka_unit_test(test_online_adaptation),
+        cmocka_unit_test(test_large_message_check),
         cmocka_unit_test(test_small_message_trials),
         cmocka_unit_test(test_small_message_trials_own_result),
         cmocka_unit_test(test_contest_outcomes_agreed),

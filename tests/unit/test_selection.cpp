@@ -505,6 +505,67 @@ static void test_contest_cache_file(void**) {
     assert_int_equal(rmdir(dir), 0);  // nothing else left there (no temporary files)
 }
 
+// The large-message check's state machine (decide/model_check.hpp): sizes
+// it covers, the warm-up and the timed call, another plan's turn only when
+// predicted faster than the choice ran by more than kGain, the fastest
+// measured kept (an alternative must beat the choice by kWin), at most
+// kAlternatives tried, classes independent, reset forgets.
+static void test_model_check(void**) {
+    ModelCheck m;
+    m.configure(true, std::size_t(1) << 20);
+    std::string line;
+    assert_int_equal(m.next(std::size_t(1) << 19, Algorithm::tree).cls, -1);  // below 1 MiB: not checked
+    const std::size_t b = std::size_t(8) << 20;
+    const std::vector<Algorithm> others = {Algorithm::flexreduce, Algorithm::leader, Algorithm::ring};
+    // Choice tree ran 1.0 ns/B: flexreduce predicted 0.8 (0.88 with kGain) gets a turn, not
+    // leader's 0.95; flexreduce ran 0.85 and keeps the class (ring's 0.8 * 1.1 > 0.85).
+    ModelCheck::Turn t = m.next(b, Algorithm::tree);
+    assert_int_equal(t.cls, 23);
+    assert_true(t.algorithm == Algorithm::tree && !t.timed && !t.decided);
+    t = m.next(b, Algorithm::leader);  // the choice is the class's first one
+    assert_true(t.algorithm == Algorithm::tree && t.timed);
+    assert_true(m.note(t, 1.0e-9, others, {0.8e-9, 0.95e-9, -1}, &line) == Algorithm::flexreduce);
+    assert_non_null(std::strstr(line.c_str(), "its turn next"));
+    t = m.next(b, Algorithm::tree);
+    assert_true(t.algorithm == Algorithm::flexreduce && t.timed && !t.decided);
+    assert_true(m.note(t, 0.85e-9, {Algorithm::leader, Algorithm::ring}, {0.95e-9, 0.8e-9}, &line) ==
+                Algorithm::flexreduce);
+    assert_non_null(std::strstr(line.c_str(), "flexreduce from now on"));
+    t = m.next(b, Algorithm::tree);
+    assert_true(t.algorithm == Algorithm::flexreduce && t.decided && !t.timed);
+    assert_true(m.winner(23) == Algorithm::flexreduce);
+    assert_int_equal(m.tried(23), 2);
+
+    // Another class: the choice within kGain of every prediction: decided at once.
+    const std::size_t c = std::size_t(2) << 20;
+    t = m.next(c, Algorithm::leader);
+    t = m.next(c, Algorithm::leader);
+    assert_true(m.note(t, 1.0e-9, others, {0.95e-9, 0.99e-9, 2e-9}, &line) == Algorithm::leader);
+    assert_non_null(std::strstr(line.c_str(), "no other plan predicted faster than it ran"));
+    assert_true(m.next(c, Algorithm::tree).decided);
+    assert_true(m.winner(23) == Algorithm::flexreduce);  // the other class unchanged
+
+    // An alternative not faster by kWin: the choice stays; at most kAlternatives tried.
+    const std::size_t d = std::size_t(32) << 20;
+    t = m.next(d, Algorithm::tree);
+    t = m.next(d, Algorithm::tree);
+    assert_true(m.note(t, 1.0e-9, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);
+    t = m.next(d, Algorithm::tree);
+    assert_true(m.note(t, 0.98e-9, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.4e-9}, &line) ==
+                Algorithm::ring);  // the fastest prediction left
+    t = m.next(d, Algorithm::tree);
+    assert_true(t.algorithm == Algorithm::ring && t.timed);
+    assert_true(m.note(t, 0.99e-9, {Algorithm::leader}, {0.1e-9}, &line) == Algorithm::tree);
+    assert_int_equal(m.tried(m.size_class(d)), 3);  // leader not tried: two alternatives at most
+    assert_non_null(std::strstr(line.c_str(), "tree from now on (auto's table's choice)"));
+
+    m.reset();
+    assert_true(m.winner(23) == Algorithm::automatic);
+    assert_false(m.next(b, Algorithm::leader).timed);
+    m.configure(false, std::size_t(1) << 20);
+    assert_int_equal(m.next(b, Algorithm::tree).cls, -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forced),
@@ -517,6 +578,7 @@ int main(void) {
         cmocka_unit_test(test_outcome_codes),
         cmocka_unit_test(test_agree_outcomes),
         cmocka_unit_test(test_contest_cache_file),
+        cmocka_unit_test(test_model_check),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,0 +1,120 @@
+// The model's choice for large messages, checked by the calls (model_check.hpp).
+#include "decide/model_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "decide/decision.hpp"
+#include "decide/route.h"
+
+namespace topoar {
+
+namespace {
+// Seconds per byte as MB/s, rounded to 0.1 (verbose output).
+double mb_per_s(double per_byte) {
+    return per_byte > 0 ? std::round(1e-5 / per_byte) / 10 : 0;
+}
+}  // namespace
+
+void ModelCheck::configure(bool on, std::size_t min_bytes) {
+    on_ = on;
+    min_bytes_ = std::max<std::size_t>(1, min_bytes);
+    reset();
+}
+
+void ModelCheck::reset() {
+    for (Class& c : classes_) c = Class{};
+}
+
+int ModelCheck::size_class(std::size_t bytes) { return topoar_size_class(bytes); }
+
+ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
+    Turn t;
+    if (!covers(bytes)) return t;
+    t.cls = size_class(bytes);
+    Class& c = classes_[idx(t.cls)];
+    if (!c.started) {
+        c.started = true;
+        c.tried.assign(1, choice);
+        c.next = choice;
+    }
+    if (c.winner != Algorithm::automatic) {
+        t.algorithm = c.winner;
+        t.decided = true;
+        return t;
+    }
+    // The first call warms the choice up (connections, pages, plans); from
+    // the second on each call is timed until the class is decided.
+    t.algorithm = c.next;
+    t.timed = c.calls++ > 0;
+    return t;
+}
+
+Algorithm ModelCheck::note(const Turn& t, double per_byte, const std::vector<Algorithm>& candidates,
+                           const std::vector<double>& predicted_per_byte, std::string* line) {
+    line->clear();
+    if (t.cls < 0 || t.decided || !t.timed) return t.algorithm;
+    Class& c = classes_[idx(t.cls)];
+    if (c.winner != Algorithm::automatic) return c.winner;
+    c.measured.push_back(per_byte);
+    // The fastest measured so far; A keeps the class unless beaten by kWin.
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < c.measured.size(); ++i)
+        if (c.measured[i] < c.measured[best] && c.measured[i] < (1 - kWin) * c.measured[0]) best = i;
+    const double best_measured = c.measured[best];
+    // The next plan worth a call: not run yet, predicted faster than the
+    // best measured by more than kGain (the fastest such prediction).
+    int pick = -1;
+    if (static_cast<int>(c.tried.size()) <= kAlternatives) {
+        for (std::size_t i = 0; i < candidates.size() && i < predicted_per_byte.size(); ++i) {
+            const double p = predicted_per_byte[i];
+            if (!(p > 0) || std::find(c.tried.begin(), c.tried.end(), candidates[i]) != c.tried.end()) continue;
+            if ((1 + kGain) * p < best_measured &&
+                (pick < 0 || p < predicted_per_byte[static_cast<std::size_t>(pick)]))
+                pick = static_cast<int>(i);
+        }
+    }
+    const std::size_t lo = std::size_t(1) << t.cls;
+    std::ostringstream os;
+    if (pick >= 0) {
+        const Algorithm b = candidates[static_cast<std::size_t>(pick)];
+        os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
+           << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte) << " MB/s (bytes / time, the ranks' mean), "
+           << algorithm_name(b) << " predicted " << mb_per_s(predicted_per_byte[static_cast<std::size_t>(pick)])
+           << " MB/s: its turn next\n";
+        c.tried.push_back(b);
+        c.next = b;
+        *line = os.str();
+        return b;
+    }
+    c.winner = c.tried[best];
+    os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": ran at (MB/s)";
+    for (std::size_t i = 0; i < c.measured.size(); ++i)
+        os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
+    os << ": " << algorithm_name(c.winner) << " from now on"
+       << (best == 0 ? (c.tried.size() == 1 ? " (auto's table's choice; no other plan predicted faster than it ran)"
+                                        : " (auto's table's choice)")
+                     : "")
+       << "\n";
+    *line = os.str();
+    return c.winner;
+}
+
+Algorithm ModelCheck::winner(int cls) const {
+    if (cls < 0 || cls >= kClasses) return Algorithm::automatic;
+    return classes_[idx(cls)].winner;
+}
+
+int ModelCheck::tried(int cls) const {
+    if (cls < 0 || cls >= kClasses) return 0;
+    return static_cast<int>(classes_[idx(cls)].tried.size());
+}
+
+bool ModelCheck::was_tried(int cls, Algorithm a) const {
+    if (cls < 0 || cls >= kClasses) return false;
+    const std::vector<Algorithm>& t = classes_[idx(cls)].tried;
+    return std::find(t.begin(), t.end(), a) != t.end();
+}
+
+}  // namespace topoar

@@ -1,0 +1,97 @@
+// topoar engine: the model's choice for large messages, checked by the calls
+// themselves (coll_topoar_model_check).
+//
+// auto's table ranks large-message plans by the cost model, which knows the
+// links as the probes read them and a network that carries every stream at
+// its rate.  Real networks have details it does not (a shallow switch or
+// token-bucket buffer, TCP with many concurrent flows, a probe that misread
+// a host), and then the plan it ranked first can run 20-40 % slower than
+// predicted while another would not.  A job that makes many calls of one
+// size can find out at the cost of a call or two:
+//
+//   one size class (power of two) of auto's host calls across hosts on
+//   measured links, at least adapt_min_bytes (1 MiB):
+//
+//     call 1   the table's choice A       not timed (connections, buffers)
+//     call 2   A                          timed; the ranks pool their times
+//              A measured within (1 + kGain) of the best other prediction:
+//              decided, A from now on (the usual case: nothing else runs)
+//     call 3   B, the next by prediction  timed, pooled   (and call 4 C, at
+//              most kAlternatives, each only while it is predicted to beat
+//              the fastest measured one by more than kGain)
+//     then     the fastest measured, where an alternative must beat A by
+//              more than kWin
+//
+// So a class whose choice runs as predicted costs one small allgather; one
+// where the model was wrong pays at most kAlternatives calls of plans it
+// predicted faster than what A measured.  Times are per byte (a class holds
+// calls of up to twice one size) and pooled as the mean of the ranks'.
+// Every rank takes the same turn: the turns depend only on how many calls
+// of the class came before and on pooled numbers, the same on every rank.
+// A pure state machine: no MPI, no clock, no plans (the caller predicts).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/algorithm.hpp"
+
+namespace topoar {
+
+class ModelCheck {
+public:
+    static constexpr double kGain = 0.10;    // try B only if predicted faster than A measured by more than this
+    static constexpr double kWin = 0.03;     // B replaces A only if measured faster by more than this
+    static constexpr int kAlternatives = 2;  // at most this many plans besides A, one call each
+    static constexpr int kClasses = 64;
+
+    // Off, or from min_bytes on (each call of at least that size is in a class).
+    void configure(bool on, std::size_t min_bytes);
+    bool covers(std::size_t bytes) const { return on_ && bytes >= min_bytes_ && bytes > 0; }
+    static int size_class(std::size_t bytes);
+
+    struct Turn {
+        int cls = -1;           // -1: not checked (covers() false)
+        Algorithm algorithm = Algorithm::automatic;
+        bool timed = false;     // note() wants this call's seconds (collective)
+        bool decided = false;   // the class has its plan: nothing more to do
+    };
+    // This call's turn; `choice` (the table's) is taken when the class is new.
+    Turn next(std::size_t bytes, Algorithm choice);
+
+    // The ranks' pooled seconds per byte of a timed turn (the same number
+    // on every rank), and the predictions `predict` gives for other plans
+    // at this call's size: returns the algorithm the next call of the class
+    // runs (the same on every rank); *line: what was decided, for verbose
+    // output (empty while the check goes on).
+    // candidates: the other plans in the table's order of prediction (best
+    // first), with predicted seconds per byte at this size (< 0: none).
+    Algorithm note(const Turn& t, double per_byte, const std::vector<Algorithm>& candidates,
+                   const std::vector<double>& predicted_per_byte, std::string* line);
+
+    // The class's plan once decided (automatic while not).
+    Algorithm winner(int cls) const;
+    // Plans the class has run so far (the choice first), and whether `a` is one.
+    int tried(int cls) const;
+    bool was_tried(int cls, Algorithm a) const;
+    // Forget every class (the table or the network changed).
+    void reset();
+
+private:
+    struct Class {
+        bool started = false;
+        int calls = 0;                      // calls of the class so far
+        std::vector<Algorithm> tried;       // A first, then each alternative run
+        std::vector<double> measured;       // pooled seconds per byte, by tried
+        Algorithm next = Algorithm::automatic;  // while undecided: the next call's plan
+        Algorithm winner = Algorithm::automatic;
+    };
+    static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
+    bool on_ = false;
+    std::size_t min_bytes_ = std::size_t(1) << 20;
+    std::array<Class, kClasses> classes_{};
+};
+
+}  // namespace topoar
