@@ -105,6 +105,11 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->small_msg_size); },
          "auto's fixed choice (used when no rule and no cost-model table decides): messages of at most this "
          "many bytes use the latency algorithm, larger ones aggregation trees"},
+        {"num_trees", T::integer, "0", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_int(v, 0, 256, &c->num_trees); },
+         "Aggregation trees (algorithm tree): how many trees share the vector, each rooted elsewhere (0, the "
+         "default: the planner's choice, the fewest whose busiest link is within 1 % of the best). Fewer "
+         "trees: fewer connections across each host link. Must be the same on all ranks."},
         {"single_node_fallback", T::boolean, "1", 5, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->single_node_fallback); },
          "auto: hand calls on communicators within one host to the previous module (tuned's shared-memory "
