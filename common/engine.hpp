@@ -212,8 +212,8 @@ public:
     Status note_trial(const PreparedCall& call, double seconds, SetupIo& io);
     // A timed turn of the large-message check took `seconds` on this rank
     // (call.check timed; run() calls it; public for tests).  Collective:
-    // one allgather of one number, then plans the table ranks next are
-    // predicted for this call's size (decide/model_check.hpp).
+    // one allgather of one number; the other plans are judged by the
+    // table's predictions (decide/model_check.hpp).
     Status note_check(const PreparedCall& call, double seconds, SetupIo& io);
     // A prepared call of a device route (runs_on_device(call.route)) on
     // device memory, through a stream-ordered device transport

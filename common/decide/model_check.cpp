@@ -111,10 +111,4 @@ int ModelCheck::tried(int cls) const {
     return static_cast<int>(classes_[idx(cls)].tried.size());
 }
 
-bool ModelCheck::was_tried(int cls, Algorithm a) const {
-    if (cls < 0 || cls >= kClasses) return false;
-    const std::vector<Algorithm>& t = classes_[idx(cls)].tried;
-    return std::find(t.begin(), t.end(), a) != t.end();
-}
-
 }  // namespace topoar

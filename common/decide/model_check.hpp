@@ -73,9 +73,8 @@ public:
 
     // The class's plan once decided (automatic while not).
     Algorithm winner(int cls) const;
-    // Plans the class has run so far (the choice first), and whether `a` is one.
+    // Plans the class has run so far (the choice first).
     int tried(int cls) const;
-    bool was_tried(int cls, Algorithm a) const;
     // Forget every class (the table or the network changed).
     void reset();
 

@@ -300,7 +300,7 @@ Algorithm Selection::checked_choice(std::size_t bytes, MemType mem, const Decisi
 }
 
 Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
-                             const std::function<double(Algorithm)>& predict, std::string* notice) {
+                             std::string* notice) {
     if (t.cls < 0 || t.decided || !t.timed || bytes == 0) return Status::ok();
     // The ranks' mean, per byte: the same number on every rank.
     double mine = seconds / static_cast<double>(bytes);
@@ -309,34 +309,25 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     double pooled = 0;
     for (double x : all) pooled += x;
     pooled /= static_cast<double>(size_);
-    // The other plans in the table's order: each by its prediction at the
-    // largest size of the ladder at most `bytes` where it has one (above
-    // full_max_bytes the table simulates only the leaders), per byte.
+    // The other plans with what the table predicted for them, per byte, at
+    // the largest size of its ladder not above `bytes` where each has a
+    // prediction (above full_max_bytes the table simulates only the
+    // leaders; a smaller size's per-byte time includes more of the
+    // pipeline's fill, so it errs on the slow side).  Nothing is simulated
+    // here: a simulation per plan, on every rank, cost a short job more
+    // than the check saved it.
     const DefaultTableReport& r = model_report_;
-    std::vector<std::pair<double, Algorithm>> order;
+    std::vector<Algorithm> candidates;
+    std::vector<double> predicted;
     for (std::size_t a = 0; a < r.algorithms.size() && a < r.time.size(); ++a) {
         if (r.algorithms[a] == t.algorithm) continue;
         double per = -1;
         for (std::size_t i = 0; i < r.sizes.size() && i < r.time[a].size(); ++i)
             if (r.sizes[i] <= bytes && r.time[a][i] > 0) per = r.time[a][i] / static_cast<double>(r.sizes[i]);
-        if (per > 0) order.emplace_back(per, r.algorithms[a]);
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [](const std::pair<double, Algorithm>& x, const std::pair<double, Algorithm>& y) {
-                         return x.first < y.first;
-                     });
-    // Exact predictions for this call's size, of the first three: only
-    // while a plan may still be tried (the first timed call, or an
-    // alternative's while others remain).
-    std::vector<Algorithm> candidates;
-    std::vector<double> predicted;
-    constexpr std::size_t kPredict = 3;
-    const bool more = check_.tried(t.cls) <= ModelCheck::kAlternatives;
-    for (std::size_t i = 0; more && i < order.size() && candidates.size() < kPredict; ++i) {
-        if (check_.was_tried(t.cls, order[i].second)) continue;
-        const double p = predict(order[i].second);
-        candidates.push_back(order[i].second);
-        predicted.push_back(p > 0 ? p / static_cast<double>(bytes) : -1);
+        if (per > 0) {
+            candidates.push_back(r.algorithms[a]);
+            predicted.push_back(per);
+        }
     }
     std::string line;
     (void)check_.note(t, pooled, candidates, predicted, &line);

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <utility>
 
@@ -148,12 +147,11 @@ public:
                              bool* measured_choice) const;
     // A timed turn of the check took `seconds` on this rank for a call of
     // `bytes`.  Collective (every rank reaches it at the same call): one
-    // allgather of one number; `predict` gives a plan's predicted seconds
-    // for this call (<= 0: none), asked for at most three plans the table
-    // ranks next, and only here.  A decided class, or a plan to try,
-    // appends a line to *notice.
+    // allgather of one number; the other plans are judged by what the
+    // cost-model table predicted for them (model_report).  A decided class,
+    // or a plan to try, appends a line to *notice.
     Status note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
-                      const std::function<double(Algorithm)>& predict, std::string* notice);
+                      std::string* notice);
     const ModelCheck& check() const { return check_; }
 
     const DecisionTable& rules() const { return rules_; }
