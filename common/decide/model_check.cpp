@@ -51,8 +51,9 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
     return t;
 }
 
-Algorithm ModelCheck::note(const Turn& t, double per_byte, const std::vector<Algorithm>& candidates,
-                           const std::vector<double>& predicted_per_byte, std::string* line) {
+Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
+                           const std::vector<Algorithm>& candidates, const std::vector<double>& predicted_per_byte,
+                           std::string* line) {
     line->clear();
     if (t.cls < 0 || t.decided || !t.timed) return t.algorithm;
     Class& c = classes_[idx(t.cls)];
@@ -65,8 +66,13 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, const std::vector<Alg
     const double best_measured = c.measured[best];
     // The next plan worth a call: not run yet, predicted faster than the
     // best measured by more than kGain (the fastest such prediction).
+    // Only where the model was wrong about the choice itself: one that ran
+    // within kGain of its own prediction keeps the class at once (the table
+    // ranked it with the same model, and a plan it favours less is no
+    // safer bet than the one it ran as predicted).
+    const bool as_predicted = c.measured.size() == 1 && own_predicted > 0 && per_byte <= (1 + kGain) * own_predicted;
     int pick = -1;
-    if (static_cast<int>(c.tried.size()) <= kAlternatives) {
+    if (!as_predicted && static_cast<int>(c.tried.size()) <= kAlternatives) {
         for (std::size_t i = 0; i < candidates.size() && i < predicted_per_byte.size(); ++i) {
             const double p = predicted_per_byte[i];
             if (!(p > 0) || std::find(c.tried.begin(), c.tried.end(), candidates[i]) != c.tried.end()) continue;
@@ -80,7 +86,9 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, const std::vector<Alg
     if (pick >= 0) {
         const Algorithm b = candidates[static_cast<std::size_t>(pick)];
         os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
-           << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte) << " MB/s (bytes / time, the ranks' mean), "
+           << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte) << " MB/s (bytes / time, the ranks' mean";
+        if (c.measured.size() == 1 && own_predicted > 0) os << "; predicted " << mb_per_s(own_predicted) << " MB/s";
+        os << "), "
            << algorithm_name(b) << " predicted " << mb_per_s(predicted_per_byte[static_cast<std::size_t>(pick)])
            << " MB/s: its turn next\n";
         c.tried.push_back(b);
@@ -92,11 +100,15 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, const std::vector<Alg
     os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": ran at (MB/s)";
     for (std::size_t i = 0; i < c.measured.size(); ++i)
         os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
-    os << ": " << algorithm_name(c.winner) << " from now on"
-       << (best == 0 ? (c.tried.size() == 1 ? " (auto's table's choice; no other plan predicted faster than it ran)"
-                                        : " (auto's table's choice)")
-                     : "")
-       << "\n";
+    os << ": " << algorithm_name(c.winner) << " from now on";
+    if (best == 0 && c.tried.size() == 1 && as_predicted)
+        os << " (auto's table's choice, at most " << static_cast<int>(kGain * 100 + 0.5)
+           << " % slower than its prediction, " << mb_per_s(own_predicted) << " MB/s)";
+    else if (best == 0 && c.tried.size() == 1)
+        os << " (auto's table's choice; no other plan predicted faster than it ran)";
+    else if (best == 0)
+        os << " (auto's table's choice)";
+    os << "\n";
     *line = os.str();
     return c.winner;
 }

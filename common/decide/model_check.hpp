@@ -14,7 +14,8 @@
 //
 //     call 1   the table's choice A       not timed (connections, buffers)
 //     call 2   A                          timed; the ranks pool their times
-//              A measured within (1 + kGain) of the best other prediction:
+//              A ran within (1 + kGain) of its own prediction, or no other
+//              plan is predicted faster than it ran by more than kGain:
 //              decided, A from now on (the usual case: nothing else runs)
 //     call 3   B, the next by prediction  timed, pooled   (and call 4 C, at
 //              most kAlternatives, each only while it is predicted to beat
@@ -68,7 +69,9 @@ public:
     // output (empty while the check goes on).
     // candidates: the other plans in the table's order of prediction (best
     // first), with predicted seconds per byte at this size (< 0: none).
-    Algorithm note(const Turn& t, double per_byte, const std::vector<Algorithm>& candidates,
+    // own_predicted: the plan that ran, its prediction per byte (<= 0:
+    // none); the choice that ran within kGain of it keeps the class.
+    Algorithm note(const Turn& t, double per_byte, double own_predicted, const std::vector<Algorithm>& candidates,
                    const std::vector<double>& predicted_per_byte, std::string* line);
 
     // The class's plan once decided (automatic while not).

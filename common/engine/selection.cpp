@@ -319,18 +319,20 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     const DefaultTableReport& r = model_report_;
     std::vector<Algorithm> candidates;
     std::vector<double> predicted;
+    double own = -1;
     for (std::size_t a = 0; a < r.algorithms.size() && a < r.time.size(); ++a) {
-        if (r.algorithms[a] == t.algorithm) continue;
         double per = -1;
         for (std::size_t i = 0; i < r.sizes.size() && i < r.time[a].size(); ++i)
             if (r.sizes[i] <= bytes && r.time[a][i] > 0) per = r.time[a][i] / static_cast<double>(r.sizes[i]);
-        if (per > 0) {
+        if (r.algorithms[a] == t.algorithm) {
+            own = per;
+        } else if (per > 0) {
             candidates.push_back(r.algorithms[a]);
             predicted.push_back(per);
         }
     }
     std::string line;
-    (void)check_.note(t, pooled, candidates, predicted, &line);
+    (void)check_.note(t, pooled, own, candidates, predicted, &line);
     *notice += line;
     return Status::ok();
 }

@@ -524,11 +524,11 @@ static void test_model_check(void**) {
     assert_true(t.algorithm == Algorithm::tree && !t.timed && !t.decided);
     t = m.next(b, Algorithm::leader);  // the choice is the class's first one
     assert_true(t.algorithm == Algorithm::tree && t.timed);
-    assert_true(m.note(t, 1.0e-9, others, {0.8e-9, 0.95e-9, -1}, &line) == Algorithm::flexreduce);
+    assert_true(m.note(t, 1.0e-9, 0.7e-9, others, {0.8e-9, 0.95e-9, -1}, &line) == Algorithm::flexreduce);
     assert_non_null(std::strstr(line.c_str(), "its turn next"));
     t = m.next(b, Algorithm::tree);
     assert_true(t.algorithm == Algorithm::flexreduce && t.timed && !t.decided);
-    assert_true(m.note(t, 0.85e-9, {Algorithm::leader, Algorithm::ring}, {0.95e-9, 0.8e-9}, &line) ==
+    assert_true(m.note(t, 0.85e-9, 0.8e-9, {Algorithm::leader, Algorithm::ring}, {0.95e-9, 0.8e-9}, &line) ==
                 Algorithm::flexreduce);
     assert_non_null(std::strstr(line.c_str(), "flexreduce from now on"));
     t = m.next(b, Algorithm::tree);
@@ -540,7 +540,7 @@ static void test_model_check(void**) {
     const std::size_t c = std::size_t(2) << 20;
     t = m.next(c, Algorithm::leader);
     t = m.next(c, Algorithm::leader);
-    assert_true(m.note(t, 1.0e-9, others, {0.95e-9, 0.99e-9, 2e-9}, &line) == Algorithm::leader);
+    assert_true(m.note(t, 1.0e-9, 0.8e-9, others, {0.95e-9, 0.99e-9, 2e-9}, &line) == Algorithm::leader);
     assert_non_null(std::strstr(line.c_str(), "no other plan predicted faster than it ran"));
     assert_true(m.next(c, Algorithm::tree).decided);
     assert_true(m.winner(23) == Algorithm::flexreduce);  // the other class unchanged
@@ -549,15 +549,34 @@ static void test_model_check(void**) {
     const std::size_t d = std::size_t(32) << 20;
     t = m.next(d, Algorithm::tree);
     t = m.next(d, Algorithm::tree);
-    assert_true(m.note(t, 1.0e-9, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);
+    assert_true(m.note(t, 1.0e-9, -1, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);
     t = m.next(d, Algorithm::tree);
-    assert_true(m.note(t, 0.98e-9, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.4e-9}, &line) ==
+    assert_true(m.note(t, 0.98e-9, 0.1e-9, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.4e-9}, &line) ==
                 Algorithm::ring);  // the fastest prediction left
     t = m.next(d, Algorithm::tree);
     assert_true(t.algorithm == Algorithm::ring && t.timed);
-    assert_true(m.note(t, 0.99e-9, {Algorithm::leader}, {0.1e-9}, &line) == Algorithm::tree);
+    assert_true(m.note(t, 0.99e-9, 0.1e-9, {Algorithm::leader}, {0.1e-9}, &line) == Algorithm::tree);
     assert_int_equal(m.tried(m.size_class(d)), 3);  // leader not tried: two alternatives at most
     assert_non_null(std::strstr(line.c_str(), "tree from now on (auto's table's choice)"));
+
+    // The choice ran within kGain of its own prediction: kept at once, even
+    // with another plan predicted twice as fast (the table ranked both).
+    const std::size_t e = std::size_t(128) << 20;
+    t = m.next(e, Algorithm::flexreduce);
+    t = m.next(e, Algorithm::flexreduce);
+    assert_true(m.note(t, 1.05e-9, 1.0e-9, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);
+    assert_non_null(std::strstr(line.c_str(), "at most 10 % slower than its prediction"));
+    assert_int_equal(m.tried(m.size_class(e)), 1);
+    // 11 % slower than predicted: the faster prediction gets its turn.
+    const std::size_t f = std::size_t(256) << 20;
+    t = m.next(f, Algorithm::flexreduce);
+    t = m.next(f, Algorithm::flexreduce);
+    assert_true(m.note(t, 1.11e-9, 1.0e-9, {Algorithm::leader, Algorithm::ring, Algorithm::tree},
+                       {0.6e-9, 0.5e-9, 0.7e-9}, &line) == Algorithm::ring);
+    assert_non_null(std::strstr(line.c_str(), "predicted 1000 MB/s)"));  // the choice's own prediction said
+    t = m.next(f, Algorithm::flexreduce);
+    assert_true(t.timed && t.algorithm == Algorithm::ring);
+    assert_int_equal(m.tried(m.size_class(f)), 2);
 
     m.reset();
     assert_true(m.winner(23) == Algorithm::automatic);
