@@ -420,8 +420,11 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
         return Status::internal(std::string("run() of a call whose route is ") + route_name(call.route));
     if (call.plan == nullptr) return Status::ok();  // nothing to move
     // Only on measured links (ranks_ kept): what a file describes stays.
-    // The check's timed turns too (every rank times the same calls).
-    const bool adapting = io && io->allgather && this->timed(call);
+    // The check's timed turns too (every rank times the same calls); a
+    // plan's first call is no baseline for online adaptation.
+    const bool first_run = !call.plan->ran;
+    call.plan->ran = true;
+    const bool adapting = io && io->allgather && this->timed(call) && !first_run;
     const bool checking = io && io->allgather && call.check.timed && !call.check.decided;
     const bool timed = adapting || checking;
     const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};

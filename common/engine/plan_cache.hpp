@@ -34,6 +34,12 @@ struct CompiledPlan {
     // part only); < 0: not yet, 0: not predicted (too large).  Filled in
     // through const handles: a memo, not part of the plan.
     mutable double predicted = -1;
+    // Set by the first host call that runs it on this rank (Engine::run):
+    // that call pays for connections to new peers and first touches of
+    // buffers, so online adaptation does not time it.  Every rank builds
+    // and runs the same plans at the same calls, so every rank skips the
+    // same call.
+    mutable bool ran = false;
     Algorithm algorithm = Algorithm::automatic;
     std::size_t count = 0;
     PlanOptions options;
