@@ -67,10 +67,11 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     // The next plan worth a call: not run yet, predicted faster than the
     // best measured by more than kGain (the fastest such prediction).
     // Only where the model was wrong about the choice itself: one that ran
-    // within kGain of its own prediction keeps the class at once (the table
-    // ranked it with the same model, and a plan it favours less is no
-    // safer bet than the one it ran as predicted).
-    const bool as_predicted = c.measured.size() == 1 && own_predicted > 0 && per_byte <= (1 + kGain) * own_predicted;
+    // within kOwn (about the model's own error on the emulated clusters) of
+    // its prediction keeps the class at once (the table ranked it with the
+    // same model, and a plan it favours less is no safer bet than the one
+    // it ran as predicted).
+    const bool as_predicted = c.measured.size() == 1 && own_predicted > 0 && per_byte <= (1 + kOwn) * own_predicted;
     int pick = -1;
     if (!as_predicted && static_cast<int>(c.tried.size()) <= kAlternatives) {
         for (std::size_t i = 0; i < candidates.size() && i < predicted_per_byte.size(); ++i) {
@@ -102,7 +103,7 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
         os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
     os << ": " << algorithm_name(c.winner) << " from now on";
     if (best == 0 && c.tried.size() == 1 && as_predicted)
-        os << " (auto's table's choice, at most " << static_cast<int>(kGain * 100 + 0.5)
+        os << " (auto's table's choice, at most " << static_cast<int>(kOwn * 100 + 0.5)
            << " % slower than its prediction, " << mb_per_s(own_predicted) << " MB/s)";
     else if (best == 0 && c.tried.size() == 1)
         os << " (auto's table's choice; no other plan predicted faster than it ran)";

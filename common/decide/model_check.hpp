@@ -14,7 +14,7 @@
 //
 //     call 1   the table's choice A       not timed (connections, buffers)
 //     call 2   A                          timed; the ranks pool their times
-//              A ran within (1 + kGain) of its own prediction, or no other
+//              A ran within (1 + kOwn) of its own prediction, or no other
 //              plan is predicted faster than it ran by more than kGain:
 //              decided, A from now on (the usual case: nothing else runs)
 //     call 3   B, the next by prediction  timed, pooled   (and call 4 C, at
@@ -44,6 +44,7 @@ namespace topoar {
 class ModelCheck {
 public:
     static constexpr double kGain = 0.10;    // try B only if predicted faster than A measured by more than this
+    static constexpr double kOwn = 0.05;     // A within this of its own prediction: the model was right, keep A
     static constexpr double kWin = 0.03;     // B replaces A only if measured faster by more than this
     static constexpr int kAlternatives = 2;  // at most this many plans besides A, one call each
     static constexpr int kClasses = 64;
@@ -70,7 +71,7 @@ public:
     // candidates: the other plans in the table's order of prediction (best
     // first), with predicted seconds per byte at this size (< 0: none).
     // own_predicted: the plan that ran, its prediction per byte (<= 0:
-    // none); the choice that ran within kGain of it keeps the class.
+    // none); the choice that ran within kOwn of it keeps the class.
     Algorithm note(const Turn& t, double per_byte, double own_predicted, const std::vector<Algorithm>& candidates,
                    const std::vector<double>& predicted_per_byte, std::string* line);
 
