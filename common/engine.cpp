@@ -425,7 +425,7 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
     const bool first_run = !call.plan->ran;
     call.plan->ran = true;
     const bool adapting = io && io->allgather && this->timed(call) && !first_run;
-    const bool checking = io && io->allgather && call.check.timed && !call.check.decided;
+    const bool checking = io && io->allgather && call.check.timed;  // timed: undecided
     const bool timed = adapting || checking;
     const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (!blocking_) blocking_.reset(new CallOperation);

@@ -325,7 +325,7 @@ void mca_coll_topoar_reduce_local(mca_coll_topoar_module_t *m, struct ompi_datat
  * at run time (online adaptation, a contest's outcome), on rank 0 at
  * verbose 10. */
 int mca_coll_topoar_register_pvars(void);
-void mca_coll_topoar_print_notice(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *what);
+void mca_coll_topoar_print_notice(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 
 /* The engine parameters' current values as name/value text for
  * topoar_engine_create (coll_topoar_module.c). */

@@ -53,7 +53,7 @@ static int contest_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, 
     if (TOPOAR_OK != topoar_engine_trial_done(m->engine, call, mca_coll_topoar_now() - t0)) {
         return mca_coll_topoar_failed(m, comm, "small-message trial");
     }
-    mca_coll_topoar_print_notice(m, comm, "");
+    mca_coll_topoar_print_notice(m, comm);
     return OMPI_SUCCESS;
 }
 

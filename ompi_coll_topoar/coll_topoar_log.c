@@ -167,14 +167,15 @@ void mca_coll_topoar_count(mca_coll_topoar_module_t *m, ompi_communicator_t *com
     log_choice(m, comm, bytes, algorithm);
 }
 
-/* What the engine decided at run time (online adaptation, a contest's
- * outcome), on rank 0 at verbose 10; taking it clears it on every rank. */
-void mca_coll_topoar_print_notice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, const char *what)
+/* What the engine decided at run time (online adaptation, the large-message
+ * check, a contest's outcome), each line naming itself, on rank 0 at verbose
+ * 10; taking it clears it on every rank. */
+void mca_coll_topoar_print_notice(mca_coll_topoar_module_t *m, ompi_communicator_t *comm)
 {
     if (mca_coll_topoar_component.verbose >= 10) {
         const char *notice = topoar_engine_notice(m->engine);
         if (NULL != notice && 0 == ompi_comm_rank(comm)) {
-            opal_output(0, "coll:topoar: %s: %s%s", comm->c_name, what, notice);
+            opal_output(0, "coll:topoar: %s: %s", comm->c_name, notice);
         }
     }
 }

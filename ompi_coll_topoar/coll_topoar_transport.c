@@ -237,6 +237,6 @@ int mca_coll_topoar_run_host(mca_coll_topoar_module_t *m, const topoar_call_t *c
     if (TOPOAR_OK != rc) {
         return mca_coll_topoar_failed(m, comm, "run");
     }
-    mca_coll_topoar_print_notice(m, comm, ""); /* online adaptation, the large-message check */
+    mca_coll_topoar_print_notice(m, comm); /* online adaptation, the large-message check */
     return OMPI_SUCCESS;
 }

@@ -34,11 +34,7 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
     if (!covers(bytes)) return t;
     t.cls = size_class(bytes);
     Class& c = classes_[idx(t.cls)];
-    if (!c.started) {
-        c.started = true;
-        c.tried.assign(1, choice);
-        c.next = choice;
-    }
+    if (c.tried.empty()) c.tried.assign(1, choice);
     if (c.winner != Algorithm::automatic) {
         t.algorithm = c.winner;
         t.decided = true;
@@ -46,7 +42,7 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
     }
     // The first call warms the choice up (connections, pages, plans); from
     // the second on each call is timed until the class is decided.
-    t.algorithm = c.next;
+    t.algorithm = c.tried.back();
     t.timed = c.calls++ > 0;
     return t;
 }
@@ -93,7 +89,6 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
            << algorithm_name(b) << " predicted " << mb_per_s(predicted_per_byte[static_cast<std::size_t>(pick)])
            << " MB/s: its turn next\n";
         c.tried.push_back(b);
-        c.next = b;
         *line = os.str();
         return b;
     }

@@ -29,7 +29,8 @@
 // calls of up to twice one size) and pooled as the mean of the ranks'.
 // Every rank takes the same turn: the turns depend only on how many calls
 // of the class came before and on pooled numbers, the same on every rank.
-// A pure state machine: no MPI, no clock, no plans (the caller predicts).
+// A pure state machine: no MPI, no clock, no plans (the caller passes the
+// predictions).
 #pragma once
 
 #include <array>
@@ -64,12 +65,11 @@ public:
     Turn next(std::size_t bytes, Algorithm choice);
 
     // The ranks' pooled seconds per byte of a timed turn (the same number
-    // on every rank), and the predictions `predict` gives for other plans
-    // at this call's size: returns the algorithm the next call of the class
-    // runs (the same on every rank); *line: what was decided, for verbose
-    // output (empty while the check goes on).
-    // candidates: the other plans in the table's order of prediction (best
-    // first), with predicted seconds per byte at this size (< 0: none).
+    // on every rank): returns the algorithm the next call of the class runs
+    // (the same on every rank); *line: a plan's turn or the outcome, for
+    // verbose output.
+    // candidates: the other plans, with their predicted seconds per byte
+    // (<= 0: none; the fastest qualifying one is tried).
     // own_predicted: the plan that ran, its prediction per byte (<= 0:
     // none); the choice that ran within kOwn of it keeps the class.
     Algorithm note(const Turn& t, double per_byte, double own_predicted, const std::vector<Algorithm>& candidates,
@@ -84,11 +84,10 @@ public:
 
 private:
     struct Class {
-        bool started = false;
         int calls = 0;                      // calls of the class so far
-        std::vector<Algorithm> tried;       // A first, then each alternative run
+        std::vector<Algorithm> tried;       // A first, then each alternative: the last one
+                                            // runs while undecided; empty: a new class
         std::vector<double> measured;       // pooled seconds per byte, by tried
-        Algorithm next = Algorithm::automatic;  // while undecided: the next call's plan
         Algorithm winner = Algorithm::automatic;
     };
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }

@@ -50,11 +50,8 @@ Status Adaptation::note(double seconds, double predicted, std::size_t bytes, Set
     for (double r : window_) mine += r;
     mine /= static_cast<double>(window_.size());
     window_.clear();
-    std::vector<double> all(static_cast<std::size_t>(size_), 0.0);
-    TOPOAR_TRY(io.allgather(&mine, sizeof mine, all.data()));
     double mean = 0;
-    for (double r : all) mean += r;
-    mean /= static_cast<double>(size_);
+    TOPOAR_TRY(mean_over_ranks(io, size_, mine, &mean));
     if (probe_debug() && rank_ == 0)
         std::fprintf(stderr, "adapt: window mean measured/predicted %.3f (baseline %.3f, predicted %.4f s)\n", mean,
                      baseline_, predicted);

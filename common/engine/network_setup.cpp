@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace topoar {
 
@@ -76,6 +77,15 @@ std::map<std::string, std::shared_ptr<const CachedTable>>& table_cache() {
 }
 
 }  // namespace
+
+Status mean_over_ranks(SetupIo& io, int size, double mine, double* mean) {
+    std::vector<double> all(static_cast<std::size_t>(size), 0.0);
+    TOPOAR_TRY(io.allgather(&mine, sizeof mine, all.data()));
+    double sum = 0;
+    for (double x : all) sum += x;
+    *mean = sum / static_cast<double>(size);
+    return Status::ok();
+}
 
 Status build_default_table_cached(const Topology& topo, const DefaultTableOptions& opts, DecisionTable* table,
                                   DefaultTableReport* report, bool* hit) {

@@ -38,6 +38,10 @@ struct SetupIo {
     std::function<Status(const void* mine, std::size_t bytes, void* all)> allgather;
 };
 
+// Collective over io: the mean of every rank's `mine` (size ranks), the same
+// number on every rank (one allgather of one double).
+Status mean_over_ranks(SetupIo& io, int size, double mine, double* mean);
+
 // Where the links between hosts came from.
 enum class NetworkSource { single_host, described, assumed, measured, cached };
 const char* to_string(NetworkSource s);

@@ -303,12 +303,8 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
                              std::string* notice) {
     if (t.cls < 0 || t.decided || !t.timed || bytes == 0) return Status::ok();
     // The ranks' mean, per byte: the same number on every rank.
-    double mine = seconds / static_cast<double>(bytes);
-    std::vector<double> all(static_cast<std::size_t>(size_), 0.0);
-    TOPOAR_TRY(io.allgather(&mine, sizeof mine, all.data()));
     double pooled = 0;
-    for (double x : all) pooled += x;
-    pooled /= static_cast<double>(size_);
+    TOPOAR_TRY(mean_over_ranks(io, size_, seconds / static_cast<double>(bytes), &pooled));
     // The other plans with what the table predicted for them, per byte, at
     // the largest size of its ladder not above `bytes` where each has a
     // prediction (above full_max_bytes the table simulates only the

@@ -152,7 +152,6 @@ public:
     // or a plan to try, appends a line to *notice.
     Status note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
                       std::string* notice);
-    const ModelCheck& check() const { return check_; }
 
     const DecisionTable& rules() const { return rules_; }
     // The cost-model table and what its construction predicted (empty when
