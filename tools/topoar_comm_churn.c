@@ -115,17 +115,17 @@ int main(int argc, char **argv)
                fixed ? "fixed" : "rotating", bytes, kept, warmup);
         printf("%-8s %12s %12s %12s\n", "call", "p10", "median", "p90");
         double a = pct(first, kept, 0.1), b = pct(first, kept, 0.5), c = pct(first, kept, 0.9);
-        printf("%-8s %12.7f %12.7f %12.7f\n", "first", a, b, c);
+        printf("%-8s %12.9f %12.9f %12.9f\n", "first", a, b, c);
         if (calls > 1) {
             a = pct(second, kept, 0.1), b = pct(second, kept, 0.5), c = pct(second, kept, 0.9);
-            printf("%-8s %12.7f %12.7f %12.7f\n", "second", a, b, c);
+            printf("%-8s %12.9f %12.9f %12.9f\n", "second", a, b, c);
         }
         if (calls > 2) {
             a = pct(later, kept, 0.1), b = pct(later, kept, 0.5), c = pct(later, kept, 0.9);
-            printf("%-8s %12.7f %12.7f %12.7f\n", "later", a, b, c);
+            printf("%-8s %12.9f %12.9f %12.9f\n", "later", a, b, c);
         }
         a = pct(split, kept, 0.1), b = pct(split, kept, 0.5), c = pct(split, kept, 0.9);
-        printf("%-8s %12.7f %12.7f %12.7f\n", "split", a, b, c);
+        printf("%-8s %12.9f %12.9f %12.9f\n", "split", a, b, c);
         if (any_bad) printf("WRONG RESULTS\n");
     }
     free(sbuf);
