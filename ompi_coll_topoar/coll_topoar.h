@@ -216,17 +216,6 @@ int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, struct ompi_comm
                                    mca_coll_topoar_one_host_t *c);
 int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm,
                                     mca_coll_topoar_one_host_t *c);
-/* A first call within one host of at most this many bytes, on at most
- * MCA_COLL_TOPOAR_AGREE_DIRECT_MAX members, is one allgather of the
- * digests and the data (gathers: decided from the call and the group's
- * size only); the outcome is finish's, and a set-up it asks for runs at
- * the next call. */
-#define MCA_COLL_TOPOAR_ONE_HOST_GATHER_MAX 1024
-bool mca_coll_topoar_one_host_gathers(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, size_t bytes,
-                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent);
-int mca_coll_topoar_one_host_gather_first_call(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm,
-                                               const void *sbuf, void *rbuf, int count,
-                                               struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent);
 /* Frees the per-process digest cache (component close). */
 void mca_coll_topoar_one_host_release(void);
 int mca_coll_topoar_fallback(mca_coll_topoar_module_t *m, const char *why, const void *sbuf, void *rbuf,

@@ -89,11 +89,6 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
     if (TOPOAR_STATE_NEW == m->state) {
         int outcome = 0;
         const bool one_host = m->all_local;
-        if (one_host && !m->one_host_checked &&
-            mca_coll_topoar_one_host_gathers(m, comm, bytes, dtype, op, (size_t) extent)) {
-            return mca_coll_topoar_one_host_gather_first_call(m, comm, sbuf, rbuf, count, dtype, op,
-                                                              (size_t) extent);
-        }
         if (!one_host && mca_coll_topoar_gathers_first_call(comm, bytes)) {
             /* Across hosts, little data: the records travel with it, in one
              * allgather every member makes whatever its settings (decided

@@ -573,12 +573,10 @@ int mca_coll_topoar_one_host_start(mca_coll_topoar_module_t *m, ompi_communicato
     return OMPI_SUCCESS == c->rc && MPI_REQUEST_NULL == c->req ? OMPI_SUCCESS : c->rc;
 }
 
-static int one_host_conclude(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
-                             const mca_coll_topoar_one_host_t *c, int rc);
-
 int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
                                     mca_coll_topoar_one_host_t *c)
 {
+    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     int rc = c->rc;
     if (OMPI_SUCCESS == rc && MPI_REQUEST_NULL != c->req) {
         rc = ompi_request_wait(&c->req, MPI_STATUS_IGNORE); /* complete: frees it */
@@ -593,19 +591,10 @@ int mca_coll_topoar_one_host_finish(mca_coll_topoar_module_t *m, ompi_communicat
             }
         }
     }
-    return one_host_conclude(m, comm, c, rc);
-}
-
-/* What the combined digests c->d (MAX of every member's pair) decide, the
- * same on every member (finish's 1, 0 or -1). */
-static int one_host_conclude(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
-                             const mca_coll_topoar_one_host_t *c, int rc)
-{
-    mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     m->one_host_checked = true;
     if (OMPI_SUCCESS != rc || c->d[0] != ~c->d[1]) {
-        opal_output_verbose(10, cm->output, "coll:topoar: %s (%d ranks, one host): %s; this call runs without a "
-                            "set-up, the next one sets up with every rank's record", comm->c_name,
+        opal_output_verbose(10, cm->output, "coll:topoar: %s (%d ranks, one host): %s; this call is the previous "
+                            "module's, the next one sets up with every rank's record", comm->c_name,
                             ompi_comm_size(comm), OMPI_SUCCESS != rc ? "the set-up agreement failed"
                                                                       : "the ranks' settings or GPU state differ");
         return -1;
@@ -620,82 +609,6 @@ static int one_host_conclude(mca_coll_topoar_module_t *m, ompi_communicator_t *c
                             "set up without rank records", comm->c_name, ompi_comm_size(comm));
     }
     return 1;
-}
-
-/* ---- one host, small data: the digests travel with the first call -------
- *
- * A first call of at most MCA_COLL_TOPOAR_ONE_HOST_GATHER_MAX bytes on up
- * to MCA_COLL_TOPOAR_AGREE_DIRECT_MAX members is one allgather of every
- * member's digest pair and data, which every member reduces itself in rank
- * order (so every member has the same bits).  The agreement beside a
- * handed-down call sent a second message each way, about as much as the
- * call itself at these sizes (docs/performance.md, "Fresh communicators").
- * Taken or not from the call and the group's size only, never from
- * settings, so a member whose settings differ takes part in the same
- * allgather; not for the sums and products whose previous module's result
- * may differ from topoar's own (op/avx's 8- and 16-bit integers), which
- * keep the agreement beside the previous module's call, so every call of
- * such a type gives the previous module's answer. */
-bool mca_coll_topoar_one_host_gathers(mca_coll_topoar_module_t *m, ompi_communicator_t *comm, size_t bytes,
-                                      ompi_datatype_t *dtype, struct ompi_op_t *op, size_t extent)
-{
-    const int n = ompi_comm_size(comm);
-    return n >= 2 && n <= MCA_COLL_TOPOAR_AGREE_DIRECT_MAX && bytes <= MCA_COLL_TOPOAR_ONE_HOST_GATHER_MAX &&
-           !mca_coll_topoar_blocking_may_differ(m, dtype, op, extent);
-}
-
-int mca_coll_topoar_one_host_gather_first_call(mca_coll_topoar_module_t *m, ompi_communicator_t *comm,
-                                               const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
-                                               struct ompi_op_t *op, size_t extent)
-{
-    enum { kUnitMax = 16 + MCA_COLL_TOPOAR_ONE_HOST_GATHER_MAX };
-    const int n = ompi_comm_size(comm);
-    const size_t bytes = (size_t) count * extent;
-    const size_t unit = 16 + ((bytes + 15) & ~(size_t) 15); /* the digest pair, then the data */
-    _Alignas(16) unsigned char mine[kUnitMax];
-    _Alignas(16) unsigned char all[MCA_COLL_TOPOAR_AGREE_DIRECT_MAX * kUnitMax];
-    mca_coll_topoar_one_host_t c;
-    double t0 = mca_coll_topoar_now();
-    int rc, outcome;
-
-    unsigned long long h = one_host_digest(&c.why);
-    c.d[0] = h;
-    c.d[1] = ~h;
-    memcpy(mine, c.d, sizeof(c.d));
-    if (bytes > 0) {
-        memcpy(mine + 16, MPI_IN_PLACE == sbuf ? rbuf : sbuf, bytes);
-    }
-    rc = comm->c_coll->coll_allgather(mine, (int) unit, MPI_BYTE, all, (int) unit, MPI_BYTE, comm,
-                                      comm->c_coll->coll_allgather_module);
-    if (OMPI_SUCCESS != rc) {
-        m->state = TOPOAR_STATE_FAILED;
-        opal_output(0, "coll:topoar: %s: the first allreduce (with the settings' digests) failed on rank %d; "
-                    "topoar is off on this communicator", comm->c_name, ompi_comm_rank(comm));
-        return rc;
-    }
-    for (int i = 0; i < n; ++i) { /* the MAX of every member's pair, as the agreement's */
-        unsigned long long d[2];
-        memcpy(d, all + (size_t) i * unit, sizeof(d));
-        c.d[0] = d[0] > c.d[0] ? d[0] : c.d[0];
-        c.d[1] = d[1] > c.d[1] ? d[1] : c.d[1];
-    }
-    if (bytes > 0) { /* every member's data in rank order, alike on every member */
-        memcpy(rbuf, all + 16, bytes);
-        for (int i = 1; i < n; ++i) {
-            mca_coll_topoar_reduce_local(m, dtype, op, extent, all + (size_t) i * unit + 16, rbuf, (size_t) count);
-        }
-    }
-    outcome = one_host_conclude(m, comm, &c, OMPI_SUCCESS);
-    mca_coll_topoar_bump(&m->handled);
-    mca_coll_topoar_set_last_path(TOPOAR_ROUTE_HOST);
-    if (0 == ompi_comm_rank(comm)) {
-        opal_output_verbose(20, mca_coll_topoar_component.output,
-                            "coll:topoar: %s (%d ranks, one host): first call of %d x %s with the settings' digests "
-                            "(one allgather, reduced by every rank): %.1f us%s", comm->c_name, n, count, dtype->name,
-                            1e6 * (mca_coll_topoar_now() - t0),
-                            0 == outcome ? "; the set-up runs at the next call" : "");
-    }
-    return OMPI_SUCCESS;
 }
 
 /* The allgather set-up's link probes share their results with. */

@@ -147,19 +147,6 @@ expect_output "one host: a rank that does not hand down is found" \
     "coll_topoar_single_node_fallback differs across ranks: rank 0 has '1', rank 2 has '0'.* 0 failed" \
     bash -c '"$@" 2>&1 | tr "\n" " "' _ "${mpi[@]}" \
     -np 2 "$bin" --quick : -np 1 env OMPI_MCA_coll_topoar_single_node_fallback=0 "$bin" --quick
-# One host, a first call of at most 1 KiB: the digests travel with the
-# data in one allgather that every rank reduces itself (fresh groups from
-# tools/topoar_comm_churn, which exits 1 on a wrong sum); a rank whose
-# settings differ still gets the right sum at that call, and the next call's
-# full set-up names the difference.
-expect_output "one host: a small first call carries the digests" \
-    "first call of 2 x MPI_FLOAT with the settings' digests" \
-    "${mpi[@]}" --mca coll_topoar_verbose 20 -np 2 "$build/tools/topoar_comm_churn" -m 8 -g 2 -c 2 -n 2 -w 0
-expect_output "one host: a small first call finds a rank that does not hand down" \
-    "coll_topoar_single_node_fallback differs across ranks: rank 0 has '1', rank 2 has '0'" \
-    bash -c '"$@" 2>&1 | tr "\n" " "; exit "${PIPESTATUS[0]}"' _ "${mpi[@]}" \
-    -np 2 "$build/tools/topoar_comm_churn" -m 1024 -g 3 -f -c 3 -n 2 -w 0 : \
-    -np 1 env OMPI_MCA_coll_topoar_single_node_fallback=0 "$build/tools/topoar_comm_churn" -m 1024 -g 3 -f -c 3 -n 2 -w 0
 # Unreadable topology file: one clear message, previous module, right answers.
 expect_output "unreadable topology file falls back" "set-up failed .*/nonexistent/topo" \
     "${mpi[@]}" --mca coll_topoar_topology_file /nonexistent/topo -np 3 "$bin" --quick
