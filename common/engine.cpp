@@ -178,7 +178,20 @@ Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io)
 
 Status Engine::note_check(const PreparedCall& call, double seconds, SetupIo& io) {
     ++generation_;  // the class may be decided now, or another plan's turn
-    return selection_.note_check(call.check, seconds, call.count * call.elem_size, io, &notice_);
+    const CallUnits u =
+        call_units(cfg_, call.count, call.elem_size, MemType::host, cfg_.segment_size, selection_.shape().nodes);
+    const std::size_t chunk = u.chunk_count, tail = call.count % chunk;
+    // A plan's prediction for this call, built as its turn would build it
+    // (so a turn finds it in the plan cache); 0 where it cannot plan here.
+    auto predict = [&](Algorithm a) -> double {
+        PlanHandle p, t;
+        if (!plan_for(a, chunk, call.elem_size, u.segment_bytes, u.pipeline_bytes, MemType::host, &p)) return 0;
+        if (tail && !plan_for(a, tail, call.elem_size, u.segment_bytes, u.pipeline_bytes, MemType::host, &t))
+            return 0;
+        return predicted_seconds(topology_, selection_.table_options().model, p, t, call.num_chunks(),
+                                 call.elem_size);
+    };
+    return selection_.note_check(call.check, seconds, call.count * call.elem_size, io, predict, &notice_);
 }
 
 bool Engine::timed(const PreparedCall& call) const {

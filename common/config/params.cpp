@@ -213,11 +213,12 @@ std::vector<ParamInfo> make_table() {
         {"model_check", T::boolean, "1", 5, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->model_check); },
          "auto across hosts on measured links (coll_topoar_probe), calls of 1 MiB or more that the cost "
-         "model's table decides: the second call of each power-of-two size class is timed (the ranks pool "
-         "their times, one allgather of one number), and when it ran more than 5 % slower than its own "
-         "prediction and 10 % slower than another plan's, that plan runs the next call, timed too (at most two such plans), and the "
-         "fastest measured runs the class from then on (1, the default; 0: the table decides). Verbose 10 "
-         "prints each outcome. Must be the same on all ranks."},
+         "model's table decides: the second and third calls of each power-of-two size class are timed (the "
+         "ranks pool their mean, one allgather of one number), and when the choice ran more than 5 % slower "
+         "than its own prediction, the plans ranked next are predicted for the call's size and one predicted "
+         "5 % faster than the choice ran gets the next three calls, the last two timed (at most two such "
+         "plans); the fastest measured runs the class from then on (1, the default; 0: the table decides). "
+         "Verbose 10 prints each outcome. Must be the same on all ranks."},
         // Measured choice for small messages (decide/trials.hpp).
         {"trial_calls", T::integer, "24", 5, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_int(v, 0, 1000, &c->trial_calls); },

@@ -40,18 +40,27 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
         t.decided = true;
         return t;
     }
-    // The first call warms the choice up (connections, pages, plans); from
-    // the second on each call is timed until the class is decided.
+    // A plan's first call warms it up (connections, pages, plans); the
+    // next kSamples are timed, and the last of them pools.
     t.algorithm = c.tried.back();
-    t.timed = c.calls++ > 0;
+    const int k = c.in_plan++;
+    t.timed = k > 0;
+    t.pool = k == kSamples;
     return t;
+}
+
+double ModelCheck::sample(const Turn& t, double per_byte) {
+    if (t.cls < 0 || t.decided || !t.timed) return per_byte;
+    Class& c = classes_[idx(t.cls)];
+    c.sum += per_byte;
+    return c.sum / std::max(1, c.in_plan - 1);
 }
 
 Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
                            const std::vector<Algorithm>& candidates, const std::vector<double>& predicted_per_byte,
                            std::string* line) {
     line->clear();
-    if (t.cls < 0 || t.decided || !t.timed) return t.algorithm;
+    if (t.cls < 0 || t.decided || !t.pool) return t.algorithm;
     Class& c = classes_[idx(t.cls)];
     if (c.winner != Algorithm::automatic) return c.winner;
     c.measured.push_back(per_byte);
@@ -83,12 +92,15 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     if (pick >= 0) {
         const Algorithm b = candidates[static_cast<std::size_t>(pick)];
         os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
-           << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte) << " MB/s (bytes / time, the ranks' mean";
+           << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte) << " MB/s (bytes / time, the mean of "
+           << kSamples << " calls and of the ranks";
         if (c.measured.size() == 1 && own_predicted > 0) os << "; predicted " << mb_per_s(own_predicted) << " MB/s";
         os << "), "
            << algorithm_name(b) << " predicted " << mb_per_s(predicted_per_byte[static_cast<std::size_t>(pick)])
            << " MB/s: its turn next\n";
         c.tried.push_back(b);
+        c.in_plan = 0;
+        c.sum = 0;
         *line = os.str();
         return b;
     }

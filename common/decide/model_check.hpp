@@ -12,21 +12,31 @@
 //   one size class (power of two) of auto's host calls across hosts on
 //   measured links, at least adapt_min_bytes (1 MiB):
 //
-//     call 1   the table's choice A       not timed (connections, buffers)
-//     call 2   A                          timed; the ranks pool their times
-//              A ran within (1 + kOwn) of its own prediction, or no other
-//              plan is predicted faster than it ran by more than kGain:
-//              decided, A from now on (the usual case: nothing else runs)
-//     call 3   B, the next by prediction  timed, pooled   (and call 4 C, at
-//              most kAlternatives, each only while it is predicted to beat
-//              the fastest measured one by more than kGain)
-//     then     the fastest measured, where an alternative must beat A by
-//              more than kWin
+//     calls 1-3  the table's choice A      call 1 not timed (connections,
+//                                          buffers); calls 2 and 3 timed,
+//                                          their mean pooled over the ranks
+//                                          at call 3
+//                A ran within (1 + kOwn) of its own prediction, or no other
+//                plan is predicted faster than it ran by more than kGain:
+//                decided, A from now on (the usual case: nothing else runs)
+//     calls 4-6  B, the next by prediction, the same way (its first call
+//                not timed: its connections and buffers are new too);
+//                then C, at most kAlternatives plans, each only while it is
+//                predicted to beat the fastest measured one by more than
+//                kGain
+//     then       the fastest measured, where an alternative must beat A by
+//                more than kWin
 //
-// So a class whose choice runs as predicted costs one small allgather; one
-// where the model was wrong pays at most kAlternatives calls of plans it
-// predicted faster than what A measured.  Times are per byte (a class holds
-// calls of up to twice one size) and pooled as the mean of the ranks'.
+// A plan's time is the mean of kSamples calls that run back to back, the
+// ranks' numbers pooled once, after the last of them: one call, or one
+// call right after the ranks met to pool their times, ran up to 8 % faster
+// than the same plan's calls did later in the job (seed-23 shapes,
+// docs/large-messages.md), and a choice measured so kept its class when it
+// should not have.  So a class whose choice runs as predicted costs one
+// small allgather; one where the model was wrong pays at most
+// kAlternatives x (1 + kSamples) calls of plans it predicted faster than
+// what A measured.  Times are per byte (a class holds calls of up to twice
+// one size) and pooled as the mean of the ranks'.
 // Every rank takes the same turn: the turns depend only on how many calls
 // of the class came before and on pooled numbers, the same on every rank.
 // A pure state machine: no MPI, no clock, no plans (the caller passes the
@@ -44,10 +54,11 @@ namespace topoar {
 
 class ModelCheck {
 public:
-    static constexpr double kGain = 0.10;    // try B only if predicted faster than A measured by more than this
+    static constexpr double kGain = 0.05;    // try B only if predicted faster than A measured by more than this
     static constexpr double kOwn = 0.05;     // A within this of its own prediction: the model was right, keep A
     static constexpr double kWin = 0.03;     // B replaces A only if measured faster by more than this
-    static constexpr int kAlternatives = 2;  // at most this many plans besides A, one call each
+    static constexpr int kAlternatives = 2;  // at most this many plans besides A
+    static constexpr int kSamples = 2;       // timed calls per plan, after its first (not timed)
     static constexpr int kClasses = 64;
 
     // Off, or from min_bytes on (each call of at least that size is in a class).
@@ -58,13 +69,19 @@ public:
     struct Turn {
         int cls = -1;           // -1: not checked (covers() false)
         Algorithm algorithm = Algorithm::automatic;
-        bool timed = false;     // note() wants this call's seconds (collective)
+        bool timed = false;     // sample() wants this call's seconds
+        bool pool = false;      // the plan's last timed call: note() wants the ranks' pooled
+                                // mean of its samples (collective)
         bool decided = false;   // the class has its plan: nothing more to do
     };
     // This call's turn; `choice` (the table's) is taken when the class is new.
     Turn next(std::size_t bytes, Algorithm choice);
 
-    // The ranks' pooled seconds per byte of a timed turn (the same number
+    // A timed turn's seconds per byte, on this rank: returns the mean of
+    // the plan's samples so far (at a pool turn, what the ranks pool).
+    double sample(const Turn& t, double per_byte);
+
+    // The ranks' pooled seconds per byte of a pool turn (the same number
     // on every rank): returns the algorithm the next call of the class runs
     // (the same on every rank); *line: a plan's turn or the outcome, for
     // verbose output.
@@ -84,7 +101,8 @@ public:
 
 private:
     struct Class {
-        int calls = 0;                      // calls of the class so far
+        int in_plan = 0;                    // calls of the running plan so far
+        double sum = 0;                     // its samples' seconds per byte, this rank's
         std::vector<Algorithm> tried;       // A first, then each alternative: the last one
                                             // runs while undecided; empty: a new class
         std::vector<double> measured;       // pooled seconds per byte, by tried

@@ -9,9 +9,12 @@
 // of running a call; testable alone (tests/unit/test_selection.cpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "config/engine_config.hpp"
 #include "core/algorithm.hpp"
@@ -146,12 +149,16 @@ public:
     Algorithm checked_choice(std::size_t bytes, MemType mem, const Decision& d, bool measured,
                              bool* measured_choice) const;
     // A timed turn of the check took `seconds` on this rank for a call of
-    // `bytes`.  Collective (every rank reaches it at the same call): one
-    // allgather of one number; the other plans are judged by what the
-    // cost-model table predicted for them (model_report).  A decided class,
-    // or a plan to try, appends a line to *notice.
+    // `bytes`.  At a pool turn collective (every rank reaches it at the
+    // same call): one allgather of one number; the other plans are judged
+    // by what the cost-model table predicted for them (model_report), and
+    // where the choice ran more than kOwn slower than its prediction the
+    // kPredict plans the table ranks next by `predict` (seconds for this
+    // call; <= 0: none), once per class.  A decided class, or a plan to
+    // try, appends a line to *notice.
     Status note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
-                      std::string* notice);
+                      const std::function<double(Algorithm)>& predict, std::string* notice);
+    static constexpr std::size_t kPredict = 3;
 
     const DecisionTable& rules() const { return rules_; }
     // The cost-model table and what its construction predicted (empty when
@@ -190,6 +197,8 @@ private:
     bool device_table_tried_ = false;
     SizeTrials trials_;            // auto's small-message contests
     ModelCheck check_;             // auto's large-message choice checked
+    // Per size class: plans predicted for the class's calls (note_check).
+    std::array<std::vector<std::pair<Algorithm, double>>, ModelCheck::kClasses> check_exact_{};
     // A host call of auto's table's choice across hosts within the check's sizes.
     bool checked(std::size_t bytes, MemType mem, const Decision& d, bool measured) const;
     bool contest_io_ = false;      // set up with I/O: contests can agree

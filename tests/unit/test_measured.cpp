@@ -1377,18 +1377,20 @@ void test_large_message_check(void**) {
                 cfg.probe = variant != 2;
                 Engine e(r, n, cfg);
                 Status s = e.setup(ranks, &io);
-                // Class 2-4 MiB: its second call "ran" 100 s (slower than any
-                // prediction), each later timed turn 1 ns.  Class 1-2 MiB:
-                // 1 ns at once (its choice as fast as predicted).
+                // Class 2-4 MiB: its second call "ran" 100 s (so its
+                // choice's window of two, slower than any prediction), each
+                // later timed turn 1 ns.  Class 1-2 MiB: 1 ns at once (its
+                // choice as fast as predicted).
                 std::string trace, notice;
                 for (std::size_t count : {std::size_t(3) << 17, std::size_t(3) << 18})
-                    for (int k = 0; k < 5 && s; ++k) {
+                    for (int k = 0; k < 8 && s; ++k) {
                         PreparedCall c;
                         s = e.prepare(count, 4, MemType::host, &c);
                         if (!s) break;
                         trace += std::string(algorithm_name(c.algorithm)) + "/" + (c.check.timed ? "T" : "") +
-                                 (c.check.decided ? "D" : "") + (c.origin == Origin::measured ? "M" : "") + " ";
+                                 (c.check.pool ? "P" : "") + (c.check.decided ? "D" : "") + (c.origin == Origin::measured ? "M" : "") + " ";
                         if (c.check.timed == c.check.decided && c.check.timed) ++wrong[static_cast<std::size_t>(r)];
+                        if (c.check.pool && !c.check.timed) ++wrong[static_cast<std::size_t>(r)];
                         std::vector<std::int32_t> buf(count), want(count, 0);
                         for (std::size_t i = 0; i < count; i += 997) {
                             buf[i] = static_cast<std::int32_t>(r + i + k);
@@ -1423,20 +1425,28 @@ void test_large_message_check(void**) {
         const std::string& no = notices[0];
         std::printf("variant %d: %s\n%s", variant, tr.c_str(), no.c_str());
         if (variant == 0) {
-            // 1-2 MiB: warm-up, timed, then decided on the choice, nothing tried.
+            // 1-2 MiB: warm-up, two timed (the second pools), then decided
+            // on the choice, nothing tried.
             const std::string a = tr.substr(0, tr.find('/'));
-            assert_true(tr.rfind(a + "/ " + a + "/T " + a + "/D " + a + "/D " + a + "/D ", 0) == 0);
+            assert_true(tr.rfind(a + "/ " + a + "/T " + a + "/TP " + a + "/D " + a + "/D ", 0) == 0);
             assert_non_null(std::strstr(no.c_str(), "at most 5 % slower than its prediction"));
-            // 2-4 MiB: another plan's turn after the slow call, then kept
-            // (the measured origin), and the nonblocking call takes it.
+            // 2-4 MiB: another plan's turn after the slow window (its own
+            // warm-up, two timed), then kept (the measured origin), and the
+            // nonblocking call takes it.
             assert_non_null(std::strstr(no.c_str(), ": its turn next"));
+            // The choice ran far slower than predicted: the plans ranked
+            // next predicted for the call's size, once (that class only).
+            const std::size_t exact = no.find("slower than predicted; predicted for this size (MB/s): ");
+            assert_true(exact != std::string::npos);
+            assert_true(no.find("predicted for this size", exact + 1) == no.rfind("predicted for this size"));
             const std::size_t turn = no.find(": its turn next");
             const std::size_t named = no.rfind(" predicted ", turn);
             const std::size_t from = no.rfind(", ", named);
             assert_true(named != std::string::npos && from != std::string::npos);
             const std::string b = no.substr(from + 2, named - from - 2);
             assert_non_null(std::strstr(no.c_str(), (b + " from now on").c_str()));
-            assert_non_null(std::strstr(tr.c_str(), (b + "/TM " + b + "/DM " + b + "/DM").c_str()));
+            assert_non_null(
+                std::strstr(tr.c_str(), (b + "/M " + b + "/TM " + b + "/TPM " + b + "/DM " + b + "/DM").c_str()));
             assert_non_null(std::strstr(tr.c_str(), ("nb:" + b).c_str()));
             assert_null(std::strstr(tr.c_str(), "!"));
         } else {

@@ -510,6 +510,22 @@ static void test_contest_cache_file(void**) {
 // predicted faster than the choice ran by more than kGain, the fastest
 // measured kept (an alternative must beat the choice by kWin), at most
 // kAlternatives tried, classes independent, reset forgets.
+// One plan's window of the check: a first call not timed, then kSamples
+// timed, the last of which pools; each timed call's sample is `per_byte`.
+// Returns the pool turn.
+static ModelCheck::Turn check_window(ModelCheck& m, std::size_t bytes, Algorithm choice, Algorithm expect,
+                                     double per_byte) {
+    ModelCheck::Turn t = m.next(bytes, choice);
+    assert_true(t.algorithm == expect && !t.timed && !t.pool && !t.decided);
+    for (int k = 1; k <= ModelCheck::kSamples; ++k) {
+        t = m.next(bytes, choice);
+        assert_true(t.algorithm == expect && t.timed && !t.decided);
+        assert_true(t.pool == (k == ModelCheck::kSamples));
+        assert_true(std::fabs(m.sample(t, per_byte) - per_byte) < 1e-15);
+    }
+    return t;
+}
+
 static void test_model_check(void**) {
     ModelCheck m;
     m.configure(true, std::size_t(1) << 20);
@@ -517,44 +533,48 @@ static void test_model_check(void**) {
     assert_int_equal(m.next(std::size_t(1) << 19, Algorithm::tree).cls, -1);  // below 1 MiB: not checked
     const std::size_t b = std::size_t(8) << 20;
     const std::vector<Algorithm> others = {Algorithm::flexreduce, Algorithm::leader, Algorithm::ring};
-    // Choice tree ran 1.0 ns/B: flexreduce predicted 0.8 (0.88 with kGain) gets a turn, not
-    // leader's 0.95; flexreduce ran 0.85 and keeps the class (ring's 0.8 * 1.1 > 0.85).
+    // Choice tree ran 1.0 ns/B: flexreduce predicted 0.8 (0.84 with kGain) gets a turn, not
+    // leader's 0.96 (1.008); flexreduce ran 0.85 and keeps the class (ring's 0.82 * 1.05 > 0.85).
     ModelCheck::Turn t = m.next(b, Algorithm::tree);
     assert_int_equal(t.cls, 23);
     assert_true(t.algorithm == Algorithm::tree && !t.timed && !t.decided);
     t = m.next(b, Algorithm::leader);  // the choice is the class's first one
-    assert_true(t.algorithm == Algorithm::tree && t.timed);
-    assert_true(m.note(t, 1.0e-9, 0.7e-9, others, {0.8e-9, 0.95e-9, -1}, &line) == Algorithm::flexreduce);
-    assert_non_null(std::strstr(line.c_str(), "its turn next"));
+    assert_true(t.algorithm == Algorithm::tree && t.timed && !t.pool);
+    // A timed call that does not pool decides nothing and names nothing.
+    assert_true(std::fabs(m.sample(t, 0.5e-9) - 0.5e-9) < 1e-15);
+    assert_true(m.note(t, 0.5e-9, 0.7e-9, others, {0.8e-9, 0.96e-9, -1}, &line) == Algorithm::tree);
+    assert_true(line.empty());
     t = m.next(b, Algorithm::tree);
-    assert_true(t.algorithm == Algorithm::flexreduce && t.timed && !t.decided);
-    assert_true(m.note(t, 0.85e-9, 0.8e-9, {Algorithm::leader, Algorithm::ring}, {0.95e-9, 0.8e-9}, &line) ==
+    assert_true(t.algorithm == Algorithm::tree && t.timed && t.pool);
+    // The window's mean: the fast first sample does not decide alone.
+    assert_true(std::fabs(m.sample(t, 1.5e-9) - 1.0e-9) < 1e-15);
+    assert_true(m.note(t, 1.0e-9, 0.7e-9, others, {0.8e-9, 0.96e-9, -1}, &line) == Algorithm::flexreduce);
+    assert_non_null(std::strstr(line.c_str(), "its turn next"));
+    t = check_window(m, b, Algorithm::tree, Algorithm::flexreduce, 0.85e-9);
+    assert_true(m.note(t, 0.85e-9, 0.8e-9, {Algorithm::leader, Algorithm::ring}, {0.96e-9, 0.82e-9}, &line) ==
                 Algorithm::flexreduce);
     assert_non_null(std::strstr(line.c_str(), "flexreduce from now on"));
     t = m.next(b, Algorithm::tree);
-    assert_true(t.algorithm == Algorithm::flexreduce && t.decided && !t.timed);
+    assert_true(t.algorithm == Algorithm::flexreduce && t.decided && !t.timed && !t.pool);
     assert_true(m.winner(23) == Algorithm::flexreduce);
     assert_int_equal(m.tried(23), 2);
 
     // Another class: the choice within kGain of every prediction: decided at once.
     const std::size_t c = std::size_t(2) << 20;
-    t = m.next(c, Algorithm::leader);
-    t = m.next(c, Algorithm::leader);
-    assert_true(m.note(t, 1.0e-9, 0.8e-9, others, {0.95e-9, 0.99e-9, 2e-9}, &line) == Algorithm::leader);
+    t = check_window(m, c, Algorithm::leader, Algorithm::leader, 1.0e-9);
+    assert_true(m.note(t, 1.0e-9, 0.8e-9, others, {0.96e-9, 0.99e-9, 2e-9}, &line) == Algorithm::leader);
     assert_non_null(std::strstr(line.c_str(), "no other plan predicted faster than it ran"));
     assert_true(m.next(c, Algorithm::tree).decided);
     assert_true(m.winner(23) == Algorithm::flexreduce);  // the other class unchanged
 
     // An alternative not faster by kWin: the choice stays; at most kAlternatives tried.
     const std::size_t d = std::size_t(32) << 20;
-    t = m.next(d, Algorithm::tree);
-    t = m.next(d, Algorithm::tree);
+    t = check_window(m, d, Algorithm::tree, Algorithm::tree, 1.0e-9);
     assert_true(m.note(t, 1.0e-9, -1, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);
-    t = m.next(d, Algorithm::tree);
+    t = check_window(m, d, Algorithm::tree, Algorithm::flexreduce, 0.98e-9);
     assert_true(m.note(t, 0.98e-9, 0.1e-9, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.4e-9}, &line) ==
                 Algorithm::ring);  // the fastest prediction left
-    t = m.next(d, Algorithm::tree);
-    assert_true(t.algorithm == Algorithm::ring && t.timed);
+    t = check_window(m, d, Algorithm::tree, Algorithm::ring, 0.99e-9);
     assert_true(m.note(t, 0.99e-9, 0.1e-9, {Algorithm::leader}, {0.1e-9}, &line) == Algorithm::tree);
     assert_int_equal(m.tried(m.size_class(d)), 3);  // leader not tried: two alternatives at most
     assert_non_null(std::strstr(line.c_str(), "tree from now on (auto's table's choice)"));
@@ -562,20 +582,20 @@ static void test_model_check(void**) {
     // The choice ran within kOwn (5 %) of its own prediction: kept at once,
     // even with another plan predicted twice as fast (the table ranked both).
     const std::size_t e = std::size_t(128) << 20;
-    t = m.next(e, Algorithm::flexreduce);
-    t = m.next(e, Algorithm::flexreduce);
+    t = check_window(m, e, Algorithm::flexreduce, Algorithm::flexreduce, 1.04e-9);
     assert_true(m.note(t, 1.04e-9, 1.0e-9, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);
     assert_non_null(std::strstr(line.c_str(), "at most 5 % slower than its prediction"));
     assert_int_equal(m.tried(m.size_class(e)), 1);
     // 6 % slower than predicted: the faster prediction gets its turn.
     const std::size_t f = std::size_t(256) << 20;
-    t = m.next(f, Algorithm::flexreduce);
-    t = m.next(f, Algorithm::flexreduce);
+    t = check_window(m, f, Algorithm::flexreduce, Algorithm::flexreduce, 1.06e-9);
     assert_true(m.note(t, 1.06e-9, 1.0e-9, {Algorithm::leader, Algorithm::ring, Algorithm::tree},
                        {0.6e-9, 0.5e-9, 0.7e-9}, &line) == Algorithm::ring);
     assert_non_null(std::strstr(line.c_str(), "predicted 1000 MB/s)"));  // the choice's own prediction said
     t = m.next(f, Algorithm::flexreduce);
-    assert_true(t.timed && t.algorithm == Algorithm::ring);
+    assert_true(!t.timed && t.algorithm == Algorithm::ring);  // its own warm-up first
+    t = m.next(f, Algorithm::flexreduce);
+    assert_true(t.timed && !t.pool && t.algorithm == Algorithm::ring);
     assert_int_equal(m.tried(m.size_class(f)), 2);
 
     m.reset();
