@@ -53,7 +53,12 @@ double ModelCheck::sample(const Turn& t, double per_byte) {
     if (t.cls < 0 || t.decided || !t.timed) return per_byte;
     Class& c = classes_[idx(t.cls)];
     c.sum += per_byte;
-    return c.sum / std::max(1, c.in_plan - 1);
+    return c.sum / ++c.samples;
+}
+
+void ModelCheck::extend(const Turn& t) {
+    if (t.cls < 0 || t.decided || !t.pool) return;
+    classes_[idx(t.cls)].in_plan = kSamples;  // the next call pools again
 }
 
 Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
@@ -77,8 +82,16 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     // same model, and a plan it favours less is no safer bet than the one
     // it ran as predicted).
     const bool as_predicted = c.measured.size() == 1 && own_predicted > 0 && per_byte <= (1 + kOwn) * own_predicted;
+    // An alternative that ran as far from its own prediction as the choice
+    // did from its, and no faster than the best: the model is wrong about
+    // the network (a probe that misread a link, a bottleneck it does not
+    // know), not about which plan suits it, and the next plan it ranks is
+    // predicted with the same error.  No more tries (on s2 with its racks
+    // not found, every plan ran at half its prediction and at one speed).
+    const bool network_wrong = c.measured.size() > 1 && own_predicted > 0 &&
+                               per_byte > (1 + kOwn) * own_predicted && best != c.measured.size() - 1;
     int pick = -1;
-    if (!as_predicted && static_cast<int>(c.tried.size()) <= kAlternatives) {
+    if (!as_predicted && !network_wrong && static_cast<int>(c.tried.size()) <= kAlternatives) {
         for (std::size_t i = 0; i < candidates.size() && i < predicted_per_byte.size(); ++i) {
             const double p = predicted_per_byte[i];
             if (!(p > 0) || std::find(c.tried.begin(), c.tried.end(), candidates[i]) != c.tried.end()) continue;
@@ -93,13 +106,14 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
         const Algorithm b = candidates[static_cast<std::size_t>(pick)];
         os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
            << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte) << " MB/s (bytes / time, the mean of "
-           << kSamples << " calls and of the ranks";
+           << c.samples << " calls and of the ranks";
         if (c.measured.size() == 1 && own_predicted > 0) os << "; predicted " << mb_per_s(own_predicted) << " MB/s";
         os << "), "
            << algorithm_name(b) << " predicted " << mb_per_s(predicted_per_byte[static_cast<std::size_t>(pick)])
            << " MB/s: its turn next\n";
         c.tried.push_back(b);
         c.in_plan = 0;
+        c.samples = 0;
         c.sum = 0;
         *line = os.str();
         return b;
@@ -114,6 +128,9 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
            << " % slower than its prediction, " << mb_per_s(own_predicted) << " MB/s)";
     else if (best == 0 && c.tried.size() == 1)
         os << " (auto's table's choice; no other plan predicted faster than it ran)";
+    else if (network_wrong)
+        os << " (" << algorithm_name(t.algorithm) << " too ran more than " << static_cast<int>(kOwn * 100 + 0.5)
+           << " % slower than its prediction: the network, not the plan; no more tries)";
     else if (best == 0)
         os << " (auto's table's choice)";
     os << "\n";

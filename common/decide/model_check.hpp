@@ -80,6 +80,9 @@ public:
     // A timed turn's seconds per byte, on this rank: returns the mean of
     // the plan's samples so far (at a pool turn, what the ranks pool).
     double sample(const Turn& t, double per_byte);
+    // At a pool turn, instead of note(): the plan's window goes on for one
+    // more timed call, which pools again (its mean then of one more).
+    void extend(const Turn& t);
 
     // The ranks' pooled seconds per byte of a pool turn (the same number
     // on every rank): returns the algorithm the next call of the class runs
@@ -88,7 +91,10 @@ public:
     // candidates: the other plans, with their predicted seconds per byte
     // (<= 0: none; the fastest qualifying one is tried).
     // own_predicted: the plan that ran, its prediction per byte (<= 0:
-    // none); the choice that ran within kOwn of it keeps the class.
+    // none); the choice that ran within kOwn of it keeps the class, and an
+    // alternative that ran more than kOwn slower than it, and no faster
+    // than the best measured, ends the tries (the network is what the
+    // model got wrong).
     Algorithm note(const Turn& t, double per_byte, double own_predicted, const std::vector<Algorithm>& candidates,
                    const std::vector<double>& predicted_per_byte, std::string* line);
 
@@ -102,7 +108,8 @@ public:
 private:
     struct Class {
         int in_plan = 0;                    // calls of the running plan so far
-        double sum = 0;                     // its samples' seconds per byte, this rank's
+        int samples = 0;                    // its timed calls so far
+        double sum = 0;                     // their seconds per byte, this rank's
         std::vector<Algorithm> tried;       // A first, then each alternative: the last one
                                             // runs while undecided; empty: a new class
         std::vector<double> measured;       // pooled seconds per byte, by tried

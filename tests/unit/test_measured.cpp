@@ -1383,7 +1383,7 @@ void test_large_message_check(void**) {
                 // choice as fast as predicted).
                 std::string trace, notice;
                 for (std::size_t count : {std::size_t(3) << 17, std::size_t(3) << 18})
-                    for (int k = 0; k < 8 && s; ++k) {
+                    for (int k = 0; k < 9 && s; ++k) {
                         PreparedCall c;
                         s = e.prepare(count, 4, MemType::host, &c);
                         if (!s) break;
@@ -1434,8 +1434,13 @@ void test_large_message_check(void**) {
             // warm-up, two timed), then kept (the measured origin), and the
             // nonblocking call takes it.
             assert_non_null(std::strstr(no.c_str(), ": its turn next"));
-            // The choice ran far slower than predicted: the plans ranked
-            // next predicted for the call's size, once (that class only).
+            // The choice ran far slower than predicted: its window went on
+            // for one more call (two pool turns), then the plans ranked
+            // next were predicted for the call's size, once (that class
+            // only); the alternative's window pools once.
+            std::size_t pools = 0;
+            for (std::size_t at = tr.find("TP"); at != std::string::npos; at = tr.find("TP", at + 1)) ++pools;
+            assert_int_equal(pools, 4);
             const std::size_t exact = no.find("slower than predicted; predicted for this size (MB/s): ");
             assert_true(exact != std::string::npos);
             assert_true(no.find("predicted for this size", exact + 1) == no.rfind("predicted for this size"));

@@ -572,10 +572,10 @@ static void test_model_check(void**) {
     t = check_window(m, d, Algorithm::tree, Algorithm::tree, 1.0e-9);
     assert_true(m.note(t, 1.0e-9, -1, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);
     t = check_window(m, d, Algorithm::tree, Algorithm::flexreduce, 0.98e-9);
-    assert_true(m.note(t, 0.98e-9, 0.1e-9, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.4e-9}, &line) ==
+    assert_true(m.note(t, 0.98e-9, -1, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.4e-9}, &line) ==
                 Algorithm::ring);  // the fastest prediction left
     t = check_window(m, d, Algorithm::tree, Algorithm::ring, 0.99e-9);
-    assert_true(m.note(t, 0.99e-9, 0.1e-9, {Algorithm::leader}, {0.1e-9}, &line) == Algorithm::tree);
+    assert_true(m.note(t, 0.99e-9, -1, {Algorithm::leader}, {0.1e-9}, &line) == Algorithm::tree);
     assert_int_equal(m.tried(m.size_class(d)), 3);  // leader not tried: two alternatives at most
     assert_non_null(std::strstr(line.c_str(), "tree from now on (auto's table's choice)"));
 
@@ -597,6 +597,32 @@ static void test_model_check(void**) {
     t = m.next(f, Algorithm::flexreduce);
     assert_true(t.timed && !t.pool && t.algorithm == Algorithm::ring);
     assert_int_equal(m.tried(m.size_class(f)), 2);
+
+    // The alternative ran as far from its prediction as the choice, and no
+    // faster: the network is what the model got wrong; no more tries.
+    const std::size_t h = std::size_t(1) << 30;
+    t = check_window(m, h, Algorithm::tree, Algorithm::tree, 2.0e-9);
+    assert_true(m.note(t, 2.0e-9, 1.0e-9, others, {1.0e-9, 1.1e-9, 1.2e-9}, &line) == Algorithm::flexreduce);
+    t = check_window(m, h, Algorithm::tree, Algorithm::flexreduce, 1.95e-9);
+    assert_true(m.note(t, 1.95e-9, 1.0e-9, {Algorithm::leader, Algorithm::ring}, {1.1e-9, 1.2e-9}, &line) ==
+                Algorithm::tree);
+    assert_non_null(std::strstr(line.c_str(), "the network, not the plan; no more tries"));
+    assert_int_equal(m.tried(m.size_class(h)), 2);
+
+    // A window extended at its pool turn: one more timed call pools again,
+    // with the mean of all three samples.
+    const std::size_t g = std::size_t(512) << 20;
+    t = check_window(m, g, Algorithm::leader, Algorithm::leader, 1.0e-9);
+    m.extend(t);
+    t = m.next(g, Algorithm::leader);
+    assert_true(t.algorithm == Algorithm::leader && t.timed && t.pool && !t.decided);
+    assert_true(std::fabs(m.sample(t, 1.6e-9) - 1.2e-9) < 1e-15);
+    assert_true(m.note(t, 1.2e-9, 1.0e-9, {Algorithm::tree}, {1.0e-9}, &line) == Algorithm::tree);
+    t = m.next(g, Algorithm::leader);
+    assert_true(t.algorithm == Algorithm::tree && !t.timed);
+    m.extend(t);  // not a pool turn: nothing changes
+    t = m.next(g, Algorithm::leader);
+    assert_true(t.timed && !t.pool);
 
     m.reset();
     assert_true(m.winner(23) == Algorithm::automatic);
