@@ -56,9 +56,13 @@ double ModelCheck::sample(const Turn& t, double per_byte) {
     return c.sum / ++c.samples;
 }
 
-void ModelCheck::extend(const Turn& t) {
-    if (t.cls < 0 || t.decided || !t.pool) return;
-    classes_[idx(t.cls)].in_plan = kSamples;  // the next call pools again
+bool ModelCheck::extend(const Turn& t) {
+    if (t.cls < 0 || t.decided || !t.pool) return false;
+    Class& c = classes_[idx(t.cls)];
+    if (c.extended || c.tried.size() != 1) return false;
+    c.extended = true;
+    c.in_plan = kSamples;  // the next call pools again
+    return true;
 }
 
 Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,

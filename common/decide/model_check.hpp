@@ -16,10 +16,13 @@
 //                                          buffers); calls 2 and 3 timed,
 //                                          their mean pooled over the ranks
 //                                          at call 3
+//                (A ran more than kOwn slower than its prediction: the
+//                caller may extend the window by call 4 and predict the
+//                plans ranked next for the call's size at its end)
 //                A ran within (1 + kOwn) of its own prediction, or no other
 //                plan is predicted faster than it ran by more than kGain:
 //                decided, A from now on (the usual case: nothing else runs)
-//     calls 4-6  B, the next by prediction, the same way (its first call
+//     then       B, the next by prediction, 3 calls the same way (its first call
 //                not timed: its connections and buffers are new too);
 //                then C, at most kAlternatives plans, each only while it is
 //                predicted to beat the fastest measured one by more than
@@ -80,9 +83,10 @@ public:
     // A timed turn's seconds per byte, on this rank: returns the mean of
     // the plan's samples so far (at a pool turn, what the ranks pool).
     double sample(const Turn& t, double per_byte);
-    // At a pool turn, instead of note(): the plan's window goes on for one
-    // more timed call, which pools again (its mean then of one more).
-    void extend(const Turn& t);
+    // At the choice's pool turn, instead of note(): its window goes on for
+    // one more timed call, which pools again (its mean then of one more);
+    // once per class (false: extended before, or not the choice's pool).
+    bool extend(const Turn& t);
 
     // The ranks' pooled seconds per byte of a pool turn (the same number
     // on every rank): returns the algorithm the next call of the class runs
@@ -109,6 +113,7 @@ private:
     struct Class {
         int in_plan = 0;                    // calls of the running plan so far
         int samples = 0;                    // its timed calls so far
+        bool extended = false;              // the choice's window went on (extend)
         double sum = 0;                     // their seconds per byte, this rank's
         std::vector<Algorithm> tried;       // A first, then each alternative: the last one
                                             // runs while undecided; empty: a new class

@@ -159,7 +159,6 @@ Status Selection::rebuild(const Topology& topo, double model_overhead) {
     trials_.reset();  // the table may rank small messages differently now
     check_.reset();   // and large ones
     for (auto& e : check_exact_) e.clear();
-    check_extended_.fill(false);
     agreed_.clear();
     key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     if (!cache_path_.empty()) {
@@ -347,12 +346,7 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
         // calls of the class never pays for the simulations (in 3-call OSU
         // jobs they made the third call 0.05-0.1 s slower), and the choice
         // is judged by the mean of three calls.
-        bool& extended = check_extended_[static_cast<std::size_t>(t.cls)];
-        if (!extended) {
-            extended = true;
-            check_.extend(t);
-            return Status::ok();
-        }
+        if (check_.extend(t)) return Status::ok();
         std::vector<std::size_t> order(candidates.size());
         for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(),

@@ -197,10 +197,8 @@ private:
     bool device_table_tried_ = false;
     SizeTrials trials_;            // auto's small-message contests
     ModelCheck check_;             // auto's large-message choice checked
-    // Per size class: plans predicted for the class's calls, and whether
-    // the choice's window was extended to predict them (note_check).
+    // Per size class: plans predicted for the class's calls (note_check).
     std::array<std::vector<std::pair<Algorithm, double>>, ModelCheck::kClasses> check_exact_{};
-    std::array<bool, ModelCheck::kClasses> check_extended_{};
     // A host call of auto's table's choice across hosts within the check's sizes.
     bool checked(std::size_t bytes, MemType mem, const Decision& d, bool measured) const;
     bool contest_io_ = false;      // set up with I/O: contests can agree

@@ -613,14 +613,15 @@ static void test_model_check(void**) {
     // with the mean of all three samples.
     const std::size_t g = std::size_t(512) << 20;
     t = check_window(m, g, Algorithm::leader, Algorithm::leader, 1.0e-9);
-    m.extend(t);
+    assert_true(m.extend(t));
     t = m.next(g, Algorithm::leader);
     assert_true(t.algorithm == Algorithm::leader && t.timed && t.pool && !t.decided);
     assert_true(std::fabs(m.sample(t, 1.6e-9) - 1.2e-9) < 1e-15);
+    assert_false(m.extend(t));  // once per class
     assert_true(m.note(t, 1.2e-9, 1.0e-9, {Algorithm::tree}, {1.0e-9}, &line) == Algorithm::tree);
     t = m.next(g, Algorithm::leader);
     assert_true(t.algorithm == Algorithm::tree && !t.timed);
-    m.extend(t);  // not a pool turn: nothing changes
+    assert_false(m.extend(t));  // not a pool turn: nothing changes
     t = m.next(g, Algorithm::leader);
     assert_true(t.timed && !t.pool);
 

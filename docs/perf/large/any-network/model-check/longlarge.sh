@@ -1,12 +1,12 @@
 #!/bin/bash
 # longlarge.sh NAME ROUNDS SIZES ITERS -- UP-ARGS... : OSU osu_allreduce long jobs at large sizes (float, -i ITERS -x ITERS/10),
-# auto (no file), tuned default, han; interleaved rounds; prints "round job size:us ...".
+# auto (no file), tuned default, han; interleaved rounds; WARM=N sets -x; prints "round job size:us ...".
 name=$1; rounds=$2; sizes=$3; iters=$4; shift 5
 tc=/work/main/tests/cluster/topoar-cluster
 $tc up --name $name "$@" >/dev/null 2>&1 || { echo up failed; exit 1; }
 trap "$tc down --name $name >/dev/null 2>&1" EXIT
 O=/work/ext/osu-install/libexec/osu-micro-benchmarks/mpi/collective/osu_allreduce
-x=$(( iters / 10 )); [ $x -lt 2 ] && x=2
+x=$(( iters / 10 )); [ $x -lt 2 ] && x=2; x=${WARM:-$x}
 for r in $(seq $rounds); do
  for job in ${JOBS:-auto tuned han}; do
   case $job in
