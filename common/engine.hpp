@@ -211,9 +211,11 @@ public:
     // one allgather of the means, then the winner runs the class.
     Status note_trial(const PreparedCall& call, double seconds, SetupIo& io);
     // A timed turn of the large-message check took `seconds` on this rank
-    // (call.check timed; run() calls it; public for tests).  Collective:
-    // one allgather of one number; the other plans are judged by the
-    // table's predictions (decide/model_check.hpp).
+    // (call.check timed; run() calls it; public for tests).  Collective at
+    // a pool turn: one allgather of one number; where the choice ran more
+    // than kOwn slower than predicted, the plans ranked next are predicted
+    // for this call's size once per class, split over the ranks (one more
+    // allgather; Selection::note_check, decide/model_check.hpp).
     Status note_check(const PreparedCall& call, double seconds, SetupIo& io);
     // A prepared call of a device route (runs_on_device(call.route)) on
     // device memory, through a stream-ordered device transport

@@ -313,9 +313,7 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     // the largest size of its ladder not above `bytes` where each has a
     // prediction (above full_max_bytes the table simulates only the
     // leaders; a smaller size's per-byte time includes more of the
-    // pipeline's fill, so it errs on the slow side).  Nothing is simulated
-    // here: a simulation per plan, on every rank, cost a short job more
-    // than the check saved it.
+    // pipeline's fill, so it errs on the slow side).
     const DefaultTableReport& r = model_report_;
     std::vector<Algorithm> candidates;
     std::vector<double> predicted;
@@ -340,11 +338,11 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     // choice's pool turn: a simulation per plan on every rank costs a
     // short job more than the check saves it where the model was right.
     auto& exact = check_exact_[static_cast<std::size_t>(t.cls)];
-    if (t.pool && check_.tried(t.cls) == 1 && own > 0 && pooled > (1 + ModelCheck::kOwn) * own && exact.empty()) {
+    if (check_.tried(t.cls) == 1 && own > 0 && pooled > (1 + ModelCheck::kOwn) * own && exact.empty()) {
         // Not at once: the choice runs one more timed call first, and the
         // plans are predicted at its end.  A job that makes only three
         // calls of the class never pays for the simulations (in 3-call OSU
-        // jobs they made the third call 0.05-0.1 s slower), and the choice
+        // jobs they made the third call 0.05-0.15 s slower), and the choice
         // is judged by the mean of three calls.
         if (check_.extend(t)) return Status::ok();
         std::vector<std::size_t> order(candidates.size());
