@@ -201,7 +201,7 @@ bool Engine::timed(const PreparedCall& call) const {
 
 bool Engine::repeatable(const PreparedCall& call) const {
     return call.route == Route::host && call.mem == MemType::host && call.trial.cls < 0 &&
-           (call.check.cls < 0 || call.check.decided) && !timed(call);
+           (call.check.cls < 0 || (call.check.decided && !call.check.watched)) && !timed(call);
 }
 
 std::string Engine::describe_origin(const PreparedCall& call) {

@@ -228,7 +228,8 @@ public:
     bool timed(const PreparedCall& call) const;
     // Whether the next prepare() of the same count, element size and kind
     // gives the same answer as long as generation() stays: a host route
-    // outside the contest and the check, not timed.  The C interface then hands back
+    // outside the contest and the check (or a class the check decided and
+    // no longer watches), not timed.  The C interface then hands back
     // the call it prepared last without asking again (topoar_engine_prepare).
     bool repeatable(const PreparedCall& call) const;
     // Changes whenever an answer of prepare() may change: set-up, links

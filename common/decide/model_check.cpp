@@ -38,6 +38,15 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
     if (c.winner != Algorithm::automatic) {
         t.algorithm = c.winner;
         t.decided = true;
+        // Watched until opened again once: the first call after the
+        // decision not timed (it may switch back to a plan run earlier),
+        // then windows of kWatch timed calls.
+        if (!c.reopened && c.decided_at > 0) {
+            t.watched = true;
+            const int k = c.watch_calls++;
+            t.timed = k > 0;
+            t.pool = t.timed && k % kWatch == 0;
+        }
         return t;
     }
     // A plan's first call warms it up (connections, pages, plans); the
@@ -50,8 +59,12 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
 }
 
 double ModelCheck::sample(const Turn& t, double per_byte) {
-    if (t.cls < 0 || t.decided || !t.timed) return per_byte;
+    if (t.cls < 0 || !t.timed) return per_byte;
     Class& c = classes_[idx(t.cls)];
+    if (t.decided) {
+        c.watch_sum += per_byte;
+        return c.watch_sum / ++c.watch_samples;
+    }
     c.sum += per_byte;
     return c.sum / ++c.samples;
 }
@@ -65,12 +78,49 @@ bool ModelCheck::extend(const Turn& t) {
     return true;
 }
 
+bool ModelCheck::falls_behind(const Turn& t, double per_byte, double own_predicted) const {
+    if (t.cls < 0 || !t.decided || !t.pool) return false;
+    const Class& c = classes_[idx(t.cls)];
+    return !c.reopened && c.decided_at > 0 && per_byte > (1 + kOwn) * c.decided_at &&
+           (own_predicted <= 0 || per_byte > (1 + kOwn) * own_predicted);
+}
+
+void ModelCheck::reopen(const Turn& t, double per_byte, double own_predicted, std::string* line) {
+    line->clear();
+    if (!falls_behind(t, per_byte, own_predicted)) return;
+    Class& c = classes_[idx(t.cls)];
+    const std::size_t lo = std::size_t(1) << t.cls;
+    std::ostringstream os;
+    os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
+       << algorithm_name(c.winner) << "'s later calls ran at " << mb_per_s(per_byte) << " MB/s (the mean of "
+       << c.watch_samples << " calls and of the ranks), more than " << static_cast<int>(kOwn * 100 + 0.5)
+       << " % slower than when it was decided (" << mb_per_s(c.decided_at) << " MB/s)";
+    if (own_predicted > 0) os << " and than predicted (" << mb_per_s(own_predicted) << " MB/s)";
+    os << ": checked again\n";
+    *line = os.str();
+    // The plan as if it were the choice and had run its later mean; the
+    // plans run before are not run again.
+    for (Algorithm a : c.tried)
+        if (a != c.winner) c.before.push_back(a);
+    c.tried.assign(1, c.winner);
+    c.measured.clear();
+    c.winner = Algorithm::automatic;
+    c.reopened = true;
+    c.extended = true;
+    c.samples = c.watch_samples;
+}
+
 Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
                            const std::vector<Algorithm>& candidates, const std::vector<double>& predicted_per_byte,
                            std::string* line) {
     line->clear();
-    if (t.cls < 0 || t.decided || !t.pool) return t.algorithm;
+    if (t.cls < 0 || !t.pool) return t.algorithm;
     Class& c = classes_[idx(t.cls)];
+    if (t.decided && c.winner != Algorithm::automatic) {
+        c.watch_samples = 0;  // not opened again (reopen): the next window
+        c.watch_sum = 0;
+        return c.winner;
+    }
     if (c.winner != Algorithm::automatic) return c.winner;
     c.measured.push_back(per_byte);
     // The fastest measured so far; A keeps the class unless beaten by kWin.
@@ -98,7 +148,9 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     if (!as_predicted && !network_wrong && static_cast<int>(c.tried.size()) <= kAlternatives) {
         for (std::size_t i = 0; i < candidates.size() && i < predicted_per_byte.size(); ++i) {
             const double p = predicted_per_byte[i];
-            if (!(p > 0) || std::find(c.tried.begin(), c.tried.end(), candidates[i]) != c.tried.end()) continue;
+            if (!(p > 0) || std::find(c.tried.begin(), c.tried.end(), candidates[i]) != c.tried.end() ||
+                std::find(c.before.begin(), c.before.end(), candidates[i]) != c.before.end())
+                continue;
             if ((1 + kGain) * p < best_measured &&
                 (pick < 0 || p < predicted_per_byte[static_cast<std::size_t>(pick)]))
                 pick = static_cast<int>(i);
@@ -123,11 +175,16 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
         return b;
     }
     c.winner = c.tried[best];
+    c.decided_at = c.measured[best];
     os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": ran at (MB/s)";
     for (std::size_t i = 0; i < c.measured.size(); ++i)
         os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
     os << ": " << algorithm_name(c.winner) << " from now on";
-    if (best == 0 && c.tried.size() == 1 && as_predicted)
+    if (c.reopened && best == 0 && c.tried.size() == 1)
+        os << " (no plan not run before predicted faster than its later calls ran)";
+    else if (c.reopened && best == 0)
+        os << " (the plan that was decided)";
+    else if (best == 0 && c.tried.size() == 1 && as_predicted)
         os << " (auto's table's choice, at most " << static_cast<int>(kOwn * 100 + 0.5)
            << " % slower than its prediction, " << mb_per_s(own_predicted) << " MB/s)";
     else if (best == 0 && c.tried.size() == 1)

@@ -29,6 +29,14 @@
 //                kGain
 //     then       the fastest measured, where an alternative must beat A by
 //                more than kWin
+//     later      the decided plan watched: its first call after the
+//                decision not timed, then windows of kWatch timed calls,
+//                each pooled at its end; a window more than kOwn slower
+//                than both what decided the class and the plan's own
+//                prediction opens the class again, once: the plan's later
+//                mean takes the place of its first window, and the plans
+//                not run before get their turns as above (no more
+//                watching after that)
 //
 // A plan's time is the mean of kSamples calls that run back to back, the
 // ranks' numbers pooled once, after the last of them: one call, or one
@@ -38,7 +46,10 @@
 // should not have.  So a class whose choice runs as predicted costs one
 // small allgather; one where the model was wrong pays at most
 // kAlternatives x (1 + kSamples) calls of plans it predicted faster than
-// what A measured.  Times are per byte (a class holds calls of up to twice
+// what A measured.  A plan's first calls can also outrun its later ones
+// (seed-23 shape 1: leader's window ran 11.9 MB/s, its 100 calls 10.8 on
+// average): the watch costs one small allgather per kWatch calls and, where
+// the plan fell behind, one more round of tries.  Times are per byte (a class holds calls of up to twice
 // one size) and pooled as the mean of the ranks'.
 // Every rank takes the same turn: the turns depend only on how many calls
 // of the class came before and on pooled numbers, the same on every rank.
@@ -62,6 +73,7 @@ public:
     static constexpr double kWin = 0.03;     // B replaces A only if measured faster by more than this
     static constexpr int kAlternatives = 2;  // at most this many plans besides A
     static constexpr int kSamples = 2;       // timed calls per plan, after its first (not timed)
+    static constexpr int kWatch = 8;         // timed calls per window of a decided plan
     static constexpr int kClasses = 64;
 
     // Off, or from min_bytes on (each call of at least that size is in a class).
@@ -75,7 +87,9 @@ public:
         bool timed = false;     // sample() wants this call's seconds
         bool pool = false;      // the plan's last timed call: note() wants the ranks' pooled
                                 // mean of its samples (collective)
-        bool decided = false;   // the class has its plan: nothing more to do
+        bool decided = false;   // the class has its plan
+        bool watched = false;   // decided, and its calls still watched (timed: in a
+                                // window of kWatch, pool: the window's last)
     };
     // This call's turn; `choice` (the table's) is taken when the class is new.
     Turn next(std::size_t bytes, Algorithm choice);
@@ -88,10 +102,21 @@ public:
     // once per class (false: extended before, or not the choice's pool).
     bool extend(const Turn& t);
 
+    // A decided class's pool turn whose window (pooled: `per_byte`) ran
+    // more than kOwn slower than what decided the class and than its own
+    // prediction (<= 0: none, then only the former).
+    bool falls_behind(const Turn& t, double per_byte, double own_predicted) const;
+    // Where falls_behind: the class is open again (once), its plan as if
+    // it had been the choice and had run `per_byte`; note() then judges
+    // this pool turn so, the plans run before not tried again.  *line: why,
+    // for verbose output (empty where not opened).
+    void reopen(const Turn& t, double per_byte, double own_predicted, std::string* line);
+
     // The ranks' pooled seconds per byte of a pool turn (the same number
     // on every rank): returns the algorithm the next call of the class runs
     // (the same on every rank); *line: a plan's turn or the outcome, for
-    // verbose output.
+    // verbose output.  At a decided class's pool turn not opened again
+    // (reopen): the next window starts.
     // candidates: the other plans, with their predicted seconds per byte
     // (<= 0: none; the fastest qualifying one is tried).
     // own_predicted: the plan that ran, its prediction per byte (<= 0:
@@ -119,6 +144,12 @@ private:
                                             // runs while undecided; empty: a new class
         std::vector<double> measured;       // pooled seconds per byte, by tried
         Algorithm winner = Algorithm::automatic;
+        double decided_at = 0;              // the winner's measured seconds per byte
+        std::vector<Algorithm> before;      // plans run before the class opened again
+        bool reopened = false;              // opened again once: no more watching
+        int watch_calls = 0;                // the decided plan's calls so far
+        int watch_samples = 0;              // its window's timed calls
+        double watch_sum = 0;               // and their seconds per byte
     };
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
     bool on_ = false;

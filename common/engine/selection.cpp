@@ -302,7 +302,7 @@ Algorithm Selection::checked_choice(std::size_t bytes, MemType mem, const Decisi
 
 Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
                              const std::function<double(Algorithm)>& predict, std::string* notice) {
-    if (t.cls < 0 || t.decided || !t.timed || bytes == 0) return Status::ok();
+    if (t.cls < 0 || !t.timed || bytes == 0) return Status::ok();
     const double mine = check_.sample(t, seconds / static_cast<double>(bytes));
     if (!t.pool) return Status::ok();  // the plan's window goes on: nothing collective
     // The ranks' mean of their windows' means, per byte: the same number on
@@ -338,13 +338,35 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     // choice's pool turn: a simulation per plan on every rank costs a
     // short job more than the check saves it where the model was right.
     auto& exact = check_exact_[static_cast<std::size_t>(t.cls)];
-    if (check_.tried(t.cls) == 1 && own > 0 && pooled > (1 + ModelCheck::kOwn) * own && exact.empty()) {
+    // What was predicted for this size replaces the ladder's numbers.
+    const auto take_exact = [&]() {
+        for (const auto& e : exact) {
+            for (std::size_t i = 0; i < candidates.size(); ++i)
+                if (candidates[i] == e.first && e.second > 0) predicted[i] = e.second;
+            if (e.first == t.algorithm && e.second > 0) own = e.second;  // an alternative's own
+        }
+    };
+    std::string line;
+    if (t.decided) {
+        // A window of the decided plan: it stays unless it fell behind
+        // (then the class is checked again, with the predictions below).
+        take_exact();
+        if (!check_.falls_behind(t, pooled, own)) {
+            (void)check_.note(t, pooled, own, candidates, predicted, &line);
+            return Status::ok();
+        }
+        check_.reopen(t, pooled, own, &line);
+        *notice += line;
+    }
+    if ((t.decided || check_.tried(t.cls) == 1) && own > 0 && pooled > (1 + ModelCheck::kOwn) * own &&
+        exact.empty()) {
         // Not at once: the choice runs one more timed call first, and the
         // plans are predicted at its end.  A job that makes only three
         // calls of the class never pays for the simulations (in 3-call OSU
         // jobs they made the third call 0.05-0.15 s slower), and the choice
-        // is judged by the mean of three calls.
-        if (check_.extend(t)) return Status::ok();
+        // is judged by the mean of three calls.  (A decided plan that fell
+        // behind was judged by a window of kWatch.)
+        if (!t.decided && check_.extend(t)) return Status::ok();
         std::vector<std::size_t> order(candidates.size());
         for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(),
@@ -374,12 +396,7 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
                        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + 0.5)) +
                    " ms)\n";
     }
-    for (const auto& e : exact) {
-        for (std::size_t i = 0; i < candidates.size(); ++i)
-            if (candidates[i] == e.first && e.second > 0) predicted[i] = e.second;
-        if (e.first == t.algorithm && e.second > 0) own = e.second;  // an alternative's own
-    }
-    std::string line;
+    take_exact();
     (void)check_.note(t, pooled, own, candidates, predicted, &line);
     *notice += line;
     return Status::ok();

@@ -154,8 +154,11 @@ public:
     // by what the cost-model table predicted for them (model_report), and
     // where the choice ran more than kOwn slower than its prediction the
     // kPredict plans the table ranks next by `predict` (seconds for this
-    // call; <= 0: none), once per class.  A decided class, or a plan to
-    // try, appends a line to *notice.
+    // call; <= 0: none), once per class.  A decided class's watched
+    // window (ModelCheck::kWatch) pools the same way, and where its plan
+    // fell behind, the class is checked again (those predictions made if
+    // not yet).  A decided class, or a plan to try, appends a line to
+    // *notice.
     Status note_check(const ModelCheck::Turn& t, double seconds, std::size_t bytes, SetupIo& io,
                       const std::function<double(Algorithm)>& predict, std::string* notice);
     static constexpr std::size_t kPredict = 3;

@@ -1354,8 +1354,9 @@ void test_online_adaptation(void**) {
 // timed far above every prediction, the plan the table ranks next runs
 // the third call (a real plan, results checked), and measured faster it
 // keeps the class, for nonblocking calls too; a class whose choice ran as
-// fast as predicted tries nothing; every rank takes the same turns; the
-// check off, or links not measured, leaves the table's choice alone.
+// fast as predicted tries nothing, and is watched: a window of later calls
+// far slower opens it again; every rank takes the same turns; the check
+// off, or links not measured, leaves the table's choice alone.
 void test_large_message_check(void**) {
     clear_probe_cache();
     const int n = 5;
@@ -1380,16 +1381,18 @@ void test_large_message_check(void**) {
                 // Class 2-4 MiB: its second call "ran" 100 s (so its
                 // choice's window of two, slower than any prediction), each
                 // later timed turn 1 ns.  Class 1-2 MiB: 1 ns at once (its
-                // choice as fast as predicted).
+                // choice as fast as predicted), then its decided plan's
+                // first watched window 100 s a call, later ones 1 ns.
                 std::string trace, notice;
                 for (std::size_t count : {std::size_t(3) << 17, std::size_t(3) << 18})
-                    for (int k = 0; k < 9 && s; ++k) {
+                    for (int k = 0; k < (count == (std::size_t(3) << 17) ? 16 : 9) && s; ++k) {
                         PreparedCall c;
                         s = e.prepare(count, 4, MemType::host, &c);
                         if (!s) break;
                         trace += std::string(algorithm_name(c.algorithm)) + "/" + (c.check.timed ? "T" : "") +
                                  (c.check.pool ? "P" : "") + (c.check.decided ? "D" : "") + (c.origin == Origin::measured ? "M" : "") + " ";
-                        if (c.check.timed == c.check.decided && c.check.timed) ++wrong[static_cast<std::size_t>(r)];
+                        if (c.check.decided && c.check.timed && !c.check.watched)
+                            ++wrong[static_cast<std::size_t>(r)];
                         if (c.check.pool && !c.check.timed) ++wrong[static_cast<std::size_t>(r)];
                         std::vector<std::int32_t> buf(count), want(count, 0);
                         for (std::size_t i = 0; i < count; i += 997) {
@@ -1399,7 +1402,8 @@ void test_large_message_check(void**) {
                         s = e.run(c, buf.data(), t, sum);  // no I/O: not timed here
                         if (buf != want) ++wrong[static_cast<std::size_t>(r)];
                         if (s && c.check.timed) {
-                            const bool slow = count == (std::size_t(3) << 18) && k == 1;
+                            const bool slow = (count == (std::size_t(3) << 18) && k == 1) ||
+                                              (count == (std::size_t(3) << 17) && k >= 4 && k <= 11);
                             s = e.note_check(c, slow ? 100.0 : 1e-9, io);
                         }
                         notice += e.take_notice();
@@ -1426,10 +1430,26 @@ void test_large_message_check(void**) {
         std::printf("variant %d: %s\n%s", variant, tr.c_str(), no.c_str());
         if (variant == 0) {
             // 1-2 MiB: warm-up, two timed (the second pools), then decided
-            // on the choice, nothing tried.
+            // on the choice, nothing tried; watched: a call not timed,
+            // then a window of kWatch (8) timed calls, far slower: the
+            // class is checked again, predicted for the call's size, and
+            // another plan gets its window (3 calls), faster: kept, no
+            // more watching.
             const std::string a = tr.substr(0, tr.find('/'));
-            assert_true(tr.rfind(a + "/ " + a + "/T " + a + "/TP " + a + "/D " + a + "/D ", 0) == 0);
+            std::string want = a + "/ " + a + "/T " + a + "/TP " + a + "/D ";
+            for (int k = 1; k < 8; ++k) want += a + "/TD ";
+            want += a + "/TPD ";
+            assert_true(tr.rfind(want, 0) == 0);
             assert_non_null(std::strstr(no.c_str(), "at most 5 % slower than its prediction"));
+            const std::size_t again = no.find("'s later calls ran at ");
+            assert_true(again != std::string::npos && no.rfind("checked again") > again);
+            const std::size_t next = no.find(": its turn next", again);
+            assert_true(next != std::string::npos);
+            const std::size_t w_named = no.rfind(" predicted ", next), w_from = no.rfind(", ", w_named);
+            const std::string w = no.substr(w_from + 2, w_named - w_from - 2);
+            assert_true(w != a);
+            assert_non_null(std::strstr(
+                tr.c_str(), (a + "/TPD " + w + "/M " + w + "/TM " + w + "/TPM " + w + "/DM ").c_str()));
             // 2-4 MiB: another plan's turn after the slow window (its own
             // warm-up, two timed), then kept (the measured origin), and the
             // nonblocking call takes it.
@@ -1440,18 +1460,22 @@ void test_large_message_check(void**) {
             // only); the alternative's window pools once.
             std::size_t pools = 0;
             for (std::size_t at = tr.find("TP"); at != std::string::npos; at = tr.find("TP", at + 1)) ++pools;
-            assert_int_equal(pools, 4);
+            assert_int_equal(pools, 4 + 2);  // and the 1-2 MiB class's watched window and retry
             const std::size_t exact = no.find("slower than predicted; predicted for this size (MB/s): ");
-            assert_true(exact != std::string::npos);
-            assert_true(no.find("predicted for this size", exact + 1) == no.rfind("predicted for this size"));
-            const std::size_t turn = no.find(": its turn next");
+            assert_true(exact != std::string::npos && exact > no.find("checked again"));  // 1-2 MiB's
+            const std::size_t exact2 =
+                no.find("slower than predicted; predicted for this size", exact + 1);  // 2-4 MiB's, once
+            assert_true(exact2 != std::string::npos &&
+                        exact2 == no.rfind("slower than predicted; predicted for this size"));
+            assert_true(next < exact2);  // the 1-2 MiB class's calls came first
+            const std::size_t turn = no.find(": its turn next", exact2);
             const std::size_t named = no.rfind(" predicted ", turn);
             const std::size_t from = no.rfind(", ", named);
             assert_true(named != std::string::npos && from != std::string::npos);
             const std::string b = no.substr(from + 2, named - from - 2);
             assert_non_null(std::strstr(no.c_str(), (b + " from now on").c_str()));
             assert_non_null(
-                std::strstr(tr.c_str(), (b + "/M " + b + "/TM " + b + "/TPM " + b + "/DM " + b + "/DM").c_str()));
+                std::strstr(tr.c_str(), (b + "/M " + b + "/TM " + b + "/TPM " + b + "/DM " + b + "/TDM").c_str()));
             assert_non_null(std::strstr(tr.c_str(), ("nb:" + b).c_str()));
             assert_null(std::strstr(tr.c_str(), "!"));
         } else {

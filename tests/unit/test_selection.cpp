@@ -625,6 +625,79 @@ static void test_model_check(void**) {
     t = m.next(g, Algorithm::leader);
     assert_true(t.timed && !t.pool);
 
+    // A decided plan watched: its first call after the decision not timed,
+    // then windows of kWatch timed calls, each pooled at its last.  A
+    // window within kOwn of what decided the class goes on; one more than
+    // kOwn slower than that and than its prediction opens the class again,
+    // once, and the plans run before are not run again.
+    const std::size_t w = std::size_t(4) << 20;
+    const auto watch_window = [&](double per_byte) {
+        ModelCheck::Turn u;
+        for (int k = 1; k <= ModelCheck::kWatch; ++k) {
+            u = m.next(w, Algorithm::tree);
+            assert_true(u.decided && u.watched && u.timed && u.pool == (k == ModelCheck::kWatch));
+            assert_true(std::fabs(m.sample(u, per_byte) - per_byte) < 1e-15);
+        }
+        return u;
+    };
+    t = check_window(m, w, Algorithm::tree, Algorithm::tree, 1.2e-9);
+    assert_true(m.note(t, 1.2e-9, 1.0e-9, others, {1.0e-9, 1.1e-9, 1.3e-9}, &line) == Algorithm::flexreduce);
+    t = check_window(m, w, Algorithm::tree, Algorithm::flexreduce, 1.0e-9);
+    assert_true(m.note(t, 1.0e-9, 1.0e-9, {Algorithm::leader, Algorithm::ring}, {1.1e-9, 1.3e-9}, &line) ==
+                Algorithm::flexreduce);
+    t = m.next(w, Algorithm::tree);
+    assert_true(t.decided && t.watched && !t.timed && !t.pool && t.algorithm == Algorithm::flexreduce);
+    assert_false(m.falls_behind(t, 9e-9, -1));  // not a pool turn
+    t = watch_window(1.04e-9);                  // within kOwn of its window (1.0)
+    assert_false(m.falls_behind(t, 1.04e-9, -1));
+    m.reopen(t, 1.04e-9, -1, &line);
+    assert_true(line.empty() && m.winner(m.size_class(w)) == Algorithm::flexreduce);  // not behind: nothing
+    assert_true(m.note(t, 1.04e-9, 1.0e-9, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.5e-9}, &line) ==
+                Algorithm::flexreduce);
+    assert_true(line.empty());
+    // Slower than its window but within kOwn of its prediction: goes on.
+    t = watch_window(1.1e-9);
+    assert_false(m.falls_behind(t, 1.1e-9, 1.06e-9));
+    assert_true(m.note(t, 1.1e-9, 1.06e-9, {Algorithm::leader}, {0.5e-9}, &line) == Algorithm::flexreduce);
+    // Slower than both: checked again; tree (run before) is not tried again
+    // though predicted fastest, leader is (0.95 * 1.05 < 1.1).
+    t = watch_window(1.1e-9);
+    assert_true(m.falls_behind(t, 1.1e-9, 1.0e-9));
+    m.reopen(t, 1.1e-9, 1.0e-9, &line);
+    assert_non_null(std::strstr(line.c_str(), "flexreduce's later calls ran at 909.1 MB/s (the mean of 8 calls"));
+    assert_non_null(std::strstr(line.c_str(), "checked again"));
+    assert_false(m.falls_behind(t, 1.1e-9, 1.0e-9));  // once
+    assert_true(m.winner(m.size_class(w)) == Algorithm::automatic);
+    assert_true(m.note(t, 1.1e-9, 1.0e-9, {Algorithm::tree, Algorithm::leader, Algorithm::ring},
+                       {0.5e-9, 0.95e-9, 1.2e-9}, &line) == Algorithm::leader);
+    assert_non_null(std::strstr(line.c_str(), "leader predicted 1052.6 MB/s: its turn next"));
+    t = check_window(m, w, Algorithm::tree, Algorithm::leader, 1.2e-9);
+    assert_true(m.note(t, 1.2e-9, 0.95e-9, {Algorithm::tree, Algorithm::flexreduce}, {0.5e-9, 0.5e-9}, &line) ==
+                Algorithm::flexreduce);  // leader slower: the watched plan keeps the class
+    assert_non_null(std::strstr(line.c_str(), "flexreduce 909.1, leader 833.3: flexreduce from now on"));
+    // Opened once: no more watching (its calls may be memoized again).
+    for (int k = 0; k < 2 * ModelCheck::kWatch; ++k) {
+        t = m.next(w, Algorithm::tree);
+        assert_true(t.decided && !t.watched && !t.timed && !t.pool && t.algorithm == Algorithm::flexreduce);
+    }
+    // A class whose watched plan fell behind and nothing is predicted
+    // faster than its later calls: decided again on it, not watched.
+    const std::size_t v = std::size_t(64) << 20;
+    t = check_window(m, v, Algorithm::ring, Algorithm::ring, 1.0e-9);
+    assert_true(m.note(t, 1.0e-9, 1.0e-9, others, {0.9e-9, 0.9e-9, 0.9e-9}, &line) == Algorithm::ring);
+    t = m.next(v, Algorithm::ring);
+    assert_true(t.watched && !t.timed);
+    for (int k = 1; k <= ModelCheck::kWatch; ++k) {
+        t = m.next(v, Algorithm::ring);
+        (void)m.sample(t, k % 2 ? 1.1e-9 : 1.3e-9);  // the window's mean, 1.2
+    }
+    assert_true(t.pool && m.falls_behind(t, 1.2e-9, 1.0e-9));
+    m.reopen(t, 1.2e-9, 1.0e-9, &line);
+    assert_non_null(std::strstr(line.c_str(), "ring's later calls ran at 833.3 MB/s"));
+    assert_true(m.note(t, 1.2e-9, 1.0e-9, others, {1.2e-9, 1.25e-9, 1.3e-9}, &line) == Algorithm::ring);
+    assert_non_null(std::strstr(line.c_str(), "no plan not run before predicted faster than its later calls ran"));
+    assert_false(m.next(v, Algorithm::ring).watched);
+
     m.reset();
     assert_true(m.winner(23) == Algorithm::automatic);
     assert_false(m.next(b, Algorithm::leader).timed);
