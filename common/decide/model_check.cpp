@@ -78,23 +78,29 @@ bool ModelCheck::extend(const Turn& t) {
     return true;
 }
 
-bool ModelCheck::falls_behind(const Turn& t, double per_byte, double own_predicted) const {
-    if (t.cls < 0 || !t.decided || !t.pool) return false;
-    const Class& c = classes_[idx(t.cls)];
-    return !c.reopened && c.decided_at > 0 && per_byte > (1 + kOwn) * c.decided_at &&
+bool ModelCheck::window_behind(const Class& c, double per_byte, double own_predicted) {
+    return c.decided_at > 0 && per_byte > (1 + kOwn) * c.decided_at &&
            (own_predicted <= 0 || per_byte > (1 + kOwn) * own_predicted);
 }
 
-void ModelCheck::reopen(const Turn& t, double per_byte, double own_predicted, std::string* line) {
+bool ModelCheck::falls_behind(const Turn& t, double per_byte, double own_predicted) const {
+    if (t.cls < 0 || !t.decided || !t.pool) return false;
+    const Class& c = classes_[idx(t.cls)];
+    return !c.reopened && c.behind_before > 0 && window_behind(c, per_byte, own_predicted);
+}
+
+double ModelCheck::reopen(const Turn& t, double per_byte, double own_predicted, std::string* line) {
     line->clear();
-    if (!falls_behind(t, per_byte, own_predicted)) return;
+    if (!falls_behind(t, per_byte, own_predicted)) return per_byte;
     Class& c = classes_[idx(t.cls)];
+    const double mean = (per_byte + c.behind_before) / 2;  // two windows of kWatch
     const std::size_t lo = std::size_t(1) << t.cls;
     std::ostringstream os;
     os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
-       << algorithm_name(c.winner) << "'s later calls ran at " << mb_per_s(per_byte) << " MB/s (the mean of "
-       << c.watch_samples << " calls and of the ranks), more than " << static_cast<int>(kOwn * 100 + 0.5)
-       << " % slower than when it was decided (" << mb_per_s(c.decided_at) << " MB/s)";
+       << algorithm_name(c.winner) << "'s later calls ran at " << mb_per_s(mean) << " MB/s (the mean of "
+       << 2 * c.watch_samples << " calls and of the ranks; two windows in a row), more than "
+       << static_cast<int>(kOwn * 100 + 0.5) << " % slower than when it was decided (" << mb_per_s(c.decided_at)
+       << " MB/s)";
     if (own_predicted > 0) os << " and than predicted (" << mb_per_s(own_predicted) << " MB/s)";
     os << ": checked again\n";
     *line = os.str();
@@ -107,7 +113,8 @@ void ModelCheck::reopen(const Turn& t, double per_byte, double own_predicted, st
     c.winner = Algorithm::automatic;
     c.reopened = true;
     c.extended = true;
-    c.samples = c.watch_samples;
+    c.samples = 2 * c.watch_samples;
+    return mean;
 }
 
 Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
@@ -117,7 +124,10 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     if (t.cls < 0 || !t.pool) return t.algorithm;
     Class& c = classes_[idx(t.cls)];
     if (t.decided && c.winner != Algorithm::automatic) {
-        c.watch_samples = 0;  // not opened again (reopen): the next window
+        // Not opened again (reopen): the next window, which opens the
+        // class only if this one fell behind too.
+        c.behind_before = window_behind(c, per_byte, own_predicted) ? per_byte : 0;
+        c.watch_samples = 0;
         c.watch_sum = 0;
         return c.winner;
     }

@@ -31,12 +31,12 @@
 //                more than kWin
 //     later      the decided plan watched: its first call after the
 //                decision not timed, then windows of kWatch timed calls,
-//                each pooled at its end; a window more than kOwn slower
-//                than both what decided the class and the plan's own
-//                prediction opens the class again, once: the plan's later
-//                mean takes the place of its first window, and the plans
-//                not run before get their turns as above (no more
-//                watching after that)
+//                each pooled at its end; two windows in a row each more
+//                than kOwn slower than both what decided the class and the
+//                plan's own prediction open the class again, once: the
+//                plan's later mean takes the place of its first window,
+//                and the plans not run before get their turns as above
+//                (no more watching after that)
 //
 // A plan's time is the mean of kSamples calls that run back to back, the
 // ranks' numbers pooled once, after the last of them: one call, or one
@@ -104,13 +104,16 @@ public:
 
     // A decided class's pool turn whose window (pooled: `per_byte`) ran
     // more than kOwn slower than what decided the class and than its own
-    // prediction (<= 0: none, then only the former).
+    // prediction (<= 0: none, then only the former), and so did the
+    // window before it (one window alone can be a disturbance: on s3 one
+    // of tree's windows at 2 MiB ran 8 % slow, its job's calls did not).
     bool falls_behind(const Turn& t, double per_byte, double own_predicted) const;
     // Where falls_behind: the class is open again (once), its plan as if
-    // it had been the choice and had run `per_byte`; note() then judges
-    // this pool turn so, the plans run before not tried again.  *line: why,
-    // for verbose output (empty where not opened).
-    void reopen(const Turn& t, double per_byte, double own_predicted, std::string* line);
+    // it had been the choice and had run the mean of the two windows,
+    // which is returned (else per_byte); note() then judges this pool turn
+    // so, given that mean, the plans run before not tried again.  *line:
+    // why, for verbose output (empty where not opened).
+    double reopen(const Turn& t, double per_byte, double own_predicted, std::string* line);
 
     // The ranks' pooled seconds per byte of a pool turn (the same number
     // on every rank): returns the algorithm the next call of the class runs
@@ -150,7 +153,9 @@ private:
         int watch_calls = 0;                // the decided plan's calls so far
         int watch_samples = 0;              // its window's timed calls
         double watch_sum = 0;               // and their seconds per byte
+        double behind_before = 0;           // the window before, pooled, where it fell behind
     };
+    static bool window_behind(const Class& c, double per_byte, double own_predicted);
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
     bool on_ = false;
     std::size_t min_bytes_ = std::size_t(1) << 20;

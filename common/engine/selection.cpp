@@ -355,7 +355,7 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
             (void)check_.note(t, pooled, own, candidates, predicted, &line);
             return Status::ok();
         }
-        check_.reopen(t, pooled, own, &line);
+        pooled = check_.reopen(t, pooled, own, &line);  // the mean of the windows behind
         *notice += line;
     }
     if ((t.decided || check_.tried(t.cls) == 1) && own > 0 && pooled > (1 + ModelCheck::kOwn) * own &&

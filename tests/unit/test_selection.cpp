@@ -627,19 +627,23 @@ static void test_model_check(void**) {
 
     // A decided plan watched: its first call after the decision not timed,
     // then windows of kWatch timed calls, each pooled at its last.  A
-    // window within kOwn of what decided the class goes on; one more than
-    // kOwn slower than that and than its prediction opens the class again,
-    // once, and the plans run before are not run again.
+    // window within kOwn of what decided the class, or of its prediction,
+    // goes on; two windows in a row more than kOwn slower than both open
+    // the class again, once, judged by their mean, and the plans run
+    // before are not run again.
     const std::size_t w = std::size_t(4) << 20;
-    const auto watch_window = [&](double per_byte) {
+    const auto watch_window = [&](std::size_t bytes, Algorithm a, double per_byte) {
         ModelCheck::Turn u;
         for (int k = 1; k <= ModelCheck::kWatch; ++k) {
-            u = m.next(w, Algorithm::tree);
+            u = m.next(bytes, Algorithm::tree);
             assert_true(u.decided && u.watched && u.timed && u.pool == (k == ModelCheck::kWatch));
+            assert_true(u.algorithm == a);
             assert_true(std::fabs(m.sample(u, per_byte) - per_byte) < 1e-15);
         }
         return u;
     };
+    const std::vector<Algorithm> fl = {Algorithm::tree, Algorithm::leader, Algorithm::ring};
+    const std::vector<double> fl_p = {0.5e-9, 0.95e-9, 1.3e-9};
     t = check_window(m, w, Algorithm::tree, Algorithm::tree, 1.2e-9);
     assert_true(m.note(t, 1.2e-9, 1.0e-9, others, {1.0e-9, 1.1e-9, 1.3e-9}, &line) == Algorithm::flexreduce);
     t = check_window(m, w, Algorithm::tree, Algorithm::flexreduce, 1.0e-9);
@@ -648,35 +652,47 @@ static void test_model_check(void**) {
     t = m.next(w, Algorithm::tree);
     assert_true(t.decided && t.watched && !t.timed && !t.pool && t.algorithm == Algorithm::flexreduce);
     assert_false(m.falls_behind(t, 9e-9, -1));  // not a pool turn
-    t = watch_window(1.04e-9);                  // within kOwn of its window (1.0)
+    // Within kOwn of its window (1.0): goes on.
+    t = watch_window(w, Algorithm::flexreduce, 1.04e-9);
     assert_false(m.falls_behind(t, 1.04e-9, -1));
-    m.reopen(t, 1.04e-9, -1, &line);
+    assert_true(std::fabs(m.reopen(t, 1.04e-9, -1, &line) - 1.04e-9) < 1e-15);
     assert_true(line.empty() && m.winner(m.size_class(w)) == Algorithm::flexreduce);  // not behind: nothing
-    assert_true(m.note(t, 1.04e-9, 1.0e-9, {Algorithm::leader, Algorithm::ring}, {0.5e-9, 0.5e-9}, &line) ==
-                Algorithm::flexreduce);
+    assert_true(m.note(t, 1.04e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
     assert_true(line.empty());
     // Slower than its window but within kOwn of its prediction: goes on.
-    t = watch_window(1.1e-9);
+    t = watch_window(w, Algorithm::flexreduce, 1.1e-9);
     assert_false(m.falls_behind(t, 1.1e-9, 1.06e-9));
-    assert_true(m.note(t, 1.1e-9, 1.06e-9, {Algorithm::leader}, {0.5e-9}, &line) == Algorithm::flexreduce);
-    // Slower than both: checked again; tree (run before) is not tried again
-    // though predicted fastest, leader is (0.95 * 1.05 < 1.1).
-    t = watch_window(1.1e-9);
-    assert_true(m.falls_behind(t, 1.1e-9, 1.0e-9));
-    m.reopen(t, 1.1e-9, 1.0e-9, &line);
-    assert_non_null(std::strstr(line.c_str(), "flexreduce's later calls ran at 909.1 MB/s (the mean of 8 calls"));
+    assert_true(m.note(t, 1.1e-9, 1.06e-9, fl, fl_p, &line) == Algorithm::flexreduce);
+    // Behind both, once, then a window within: goes on; then behind once more.
+    t = watch_window(w, Algorithm::flexreduce, 1.1e-9);
+    assert_false(m.falls_behind(t, 1.1e-9, 1.0e-9));  // the first window behind
+    assert_true(m.note(t, 1.1e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
+    t = watch_window(w, Algorithm::flexreduce, 1.0e-9);
+    assert_true(m.note(t, 1.0e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
+    t = watch_window(w, Algorithm::flexreduce, 1.1e-9);
+    assert_false(m.falls_behind(t, 1.1e-9, 1.0e-9));  // the window before was not behind
+    assert_true(m.note(t, 1.1e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
+    // Two in a row: checked again with their mean (1.2); tree (run
+    // before) is not tried again though predicted fastest, leader is
+    // (0.95 * 1.05 < 1.2).
+    t = watch_window(w, Algorithm::flexreduce, 1.3e-9);
+    assert_true(m.falls_behind(t, 1.3e-9, 1.0e-9));
+    assert_true(std::fabs(m.reopen(t, 1.3e-9, 1.0e-9, &line) - 1.2e-9) < 1e-15);
+    assert_non_null(
+        std::strstr(line.c_str(), "flexreduce's later calls ran at 833.3 MB/s (the mean of 16 calls and of the ranks; "
+                                  "two windows in a row)"));
     assert_non_null(std::strstr(line.c_str(), "checked again"));
-    assert_false(m.falls_behind(t, 1.1e-9, 1.0e-9));  // once
+    assert_false(m.falls_behind(t, 1.3e-9, 1.0e-9));  // once
     assert_true(m.winner(m.size_class(w)) == Algorithm::automatic);
-    assert_true(m.note(t, 1.1e-9, 1.0e-9, {Algorithm::tree, Algorithm::leader, Algorithm::ring},
-                       {0.5e-9, 0.95e-9, 1.2e-9}, &line) == Algorithm::leader);
+    assert_true(m.note(t, 1.2e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::leader);
+    assert_non_null(std::strstr(line.c_str(), "the mean of 16 calls"));
     assert_non_null(std::strstr(line.c_str(), "leader predicted 1052.6 MB/s: its turn next"));
-    t = check_window(m, w, Algorithm::tree, Algorithm::leader, 1.2e-9);
-    assert_true(m.note(t, 1.2e-9, 0.95e-9, {Algorithm::tree, Algorithm::flexreduce}, {0.5e-9, 0.5e-9}, &line) ==
+    t = check_window(m, w, Algorithm::tree, Algorithm::leader, 1.25e-9);
+    assert_true(m.note(t, 1.25e-9, 0.95e-9, {Algorithm::tree, Algorithm::flexreduce}, {0.5e-9, 0.5e-9}, &line) ==
                 Algorithm::flexreduce);  // leader slower: the watched plan keeps the class
-    assert_non_null(std::strstr(line.c_str(), "flexreduce 909.1, leader 833.3: flexreduce from now on"));
+    assert_non_null(std::strstr(line.c_str(), "flexreduce 833.3, leader 800: flexreduce from now on"));
     // Opened once: no more watching (its calls may be memoized again).
-    for (int k = 0; k < 2 * ModelCheck::kWatch; ++k) {
+    for (int k = 0; k < 3 * ModelCheck::kWatch; ++k) {
         t = m.next(w, Algorithm::tree);
         assert_true(t.decided && !t.watched && !t.timed && !t.pool && t.algorithm == Algorithm::flexreduce);
     }
@@ -687,12 +703,14 @@ static void test_model_check(void**) {
     assert_true(m.note(t, 1.0e-9, 1.0e-9, others, {0.9e-9, 0.9e-9, 0.9e-9}, &line) == Algorithm::ring);
     t = m.next(v, Algorithm::ring);
     assert_true(t.watched && !t.timed);
+    t = watch_window(v, Algorithm::ring, 1.2e-9);
+    assert_true(m.note(t, 1.2e-9, 1.0e-9, others, {0.9e-9, 0.9e-9, 0.9e-9}, &line) == Algorithm::ring);
     for (int k = 1; k <= ModelCheck::kWatch; ++k) {
         t = m.next(v, Algorithm::ring);
         (void)m.sample(t, k % 2 ? 1.1e-9 : 1.3e-9);  // the window's mean, 1.2
     }
     assert_true(t.pool && m.falls_behind(t, 1.2e-9, 1.0e-9));
-    m.reopen(t, 1.2e-9, 1.0e-9, &line);
+    assert_true(std::fabs(m.reopen(t, 1.2e-9, 1.0e-9, &line) - 1.2e-9) < 1e-15);
     assert_non_null(std::strstr(line.c_str(), "ring's later calls ran at 833.3 MB/s"));
     assert_true(m.note(t, 1.2e-9, 1.0e-9, others, {1.2e-9, 1.25e-9, 1.3e-9}, &line) == Algorithm::ring);
     assert_non_null(std::strstr(line.c_str(), "no plan not run before predicted faster than its later calls ran"));
