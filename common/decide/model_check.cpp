@@ -79,6 +79,7 @@ bool ModelCheck::extend(const Turn& t) {
 }
 
 bool ModelCheck::window_behind(const Class& c, double per_byte, double own_predicted) {
+    if (c.kept_as_predicted) return per_byte > (1 + kOwn) * c.decided_at;
     return c.decided_at > 0 && per_byte > (1 + kOwn) * c.decided_at &&
            (own_predicted <= 0 || per_byte > (1 + kOwn) * own_predicted);
 }
@@ -99,9 +100,12 @@ double ModelCheck::reopen(const Turn& t, double per_byte, double own_predicted, 
     os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
        << algorithm_name(c.winner) << "'s later calls ran at " << mb_per_s(mean) << " MB/s (the mean of "
        << 2 * c.watch_samples << " calls and of the ranks; two windows in a row), more than "
-       << static_cast<int>(kOwn * 100 + 0.5) << " % slower than when it was decided (" << mb_per_s(c.decided_at)
-       << " MB/s)";
-    if (own_predicted > 0) os << " and than predicted (" << mb_per_s(own_predicted) << " MB/s)";
+       << static_cast<int>(kOwn * 100 + 0.5) << " % slower than ";
+    if (c.kept_as_predicted)
+        os << "its prediction, which kept it (" << mb_per_s(c.decided_at) << " MB/s)";
+    else
+        os << "when it was decided (" << mb_per_s(c.decided_at) << " MB/s)";
+    if (!c.kept_as_predicted && own_predicted > 0) os << " and than predicted (" << mb_per_s(own_predicted) << " MB/s)";
     os << ": checked again\n";
     *line = os.str();
     // The plan as if it were the choice and had run its later mean; the
@@ -185,7 +189,10 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
         return b;
     }
     c.winner = c.tried[best];
-    c.decided_at = c.measured[best];
+    // What its later calls are held to: the prediction that kept the
+    // choice at once, else what it ran when decided.
+    c.kept_as_predicted = as_predicted;
+    c.decided_at = as_predicted ? own_predicted : c.measured[best];
     os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": ran at (MB/s)";
     for (std::size_t i = 0; i < c.measured.size(); ++i)
         os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
