@@ -29,15 +29,16 @@
 //                kGain
 //     then       the fastest measured, where an alternative must beat A by
 //                more than kWin
-//     later      the decided plan watched: its first call after the
+//     later      the decided plan, where its window ran within kOwn of
+//                its prediction, watched: its first call after the
 //                decision not timed, then windows of kWatch timed calls,
 //                each pooled at its end; two windows in a row each more
-//                than kOwn slower than the test that decided the class
-//                allows (the choice kept for its prediction: that; else
-//                what it ran then and its own prediction) open the class
+//                than kOwn slower than that prediction open the class
 //                again, once: the plan's later mean takes the place of its
 //                first window, and the plans not run before get their
-//                turns as above (no more watching after that)
+//                turns as above (no more watching after that).  A plan
+//                the model was wrong about already (the network, not the
+//                plan) is not watched: its windows' drift is noise there.
 //
 // A plan's time is the mean of kSamples calls that run back to back, the
 // ranks' numbers pooled once, after the last of them: one call, or one
@@ -103,13 +104,11 @@ public:
     // once per class (false: extended before, or not the choice's pool).
     bool extend(const Turn& t);
 
-    // A decided class's pool turn whose window (pooled: `per_byte`) ran
-    // more than kOwn slower than the test that decided the class allows
-    // (a choice kept for running within kOwn of its prediction: that
-    // prediction; else what it ran then and its own prediction, <= 0:
-    // none), and so did the window before it (one window alone can be a
-    // disturbance: on s3 one of tree's windows at 2 MiB ran 8 % slow, its
-    // job's calls did not).
+    // A watched class's pool turn whose window (pooled: `per_byte`) ran
+    // more than kOwn slower than the plan's prediction when decided, and
+    // so did the window before it (one window alone can be a disturbance:
+    // on s3 one of tree's windows at 2 MiB ran 8 % slow, its job's calls
+    // did not).  own_predicted: unused (the prediction is the decision's).
     bool falls_behind(const Turn& t, double per_byte, double own_predicted) const;
     // Where falls_behind: the class is open again (once), its plan as if
     // it had been the choice and had run the mean of the two windows,
@@ -150,10 +149,10 @@ private:
                                             // runs while undecided; empty: a new class
         std::vector<double> measured;       // pooled seconds per byte, by tried
         Algorithm winner = Algorithm::automatic;
-        double decided_at = 0;              // what the winner's later calls are held to, per
-                                            // byte: its prediction where that kept it at once
-                                            // (kept_as_predicted), else its window's mean
-        bool kept_as_predicted = false;
+        std::vector<double> own;            // their predictions per byte (<= 0: none), by tried
+        double decided_at = 0;              // what the winner's later calls are held to: its
+                                            // prediction, where its window ran within kOwn of it
+                                            // (0: not watched)
         std::vector<Algorithm> before;      // plans run before the class opened again
         bool reopened = false;              // opened again once: no more watching
         int watch_calls = 0;                // the decided plan's calls so far

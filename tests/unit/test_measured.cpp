@@ -1164,15 +1164,20 @@ void test_run_probe_fan_in(void**) {
         for (int k = 0; k < kMaxFanIns; ++k) {
             const std::vector<FanIn> round = next_fan_ins(replay);
             if (round.empty()) break;
-            assert_int_equal(round.size(), 1);  // one rack
-            const std::size_t r = static_cast<std::size_t>(round[0].receiver);
-            assert_true(m.fan_in[r] > 0);
-            assert_true(m.fan_in_from[r] == round[0].senders_rate);
-            replay.fan_in[r] = m.fan_in[r];
-            replay.fan_in_from[r] = m.fan_in_from[r];
-            replay.fan_in_racks[r] = m.fan_in_racks[r];
-            replay.fan_in_across[r] = m.fan_in_across[r];
-            ++replayed;
+            // One per rack the rates show: one, or two where the threads'
+            // rates on a loaded machine split the hosts (seen once in a
+            // unit run beside other tests).
+            assert_true(round.size() == 1 || round.size() == 2);
+            for (const FanIn& f : round) {
+                const std::size_t r = static_cast<std::size_t>(f.receiver);
+                assert_true(m.fan_in[r] > 0);
+                assert_true(m.fan_in_from[r] == f.senders_rate);
+                replay.fan_in[r] = m.fan_in[r];
+                replay.fan_in_from[r] = m.fan_in_from[r];
+                replay.fan_in_racks[r] = m.fan_in_racks[r];
+                replay.fan_in_across[r] = m.fan_in_across[r];
+                ++replayed;
+            }
         }
         assert_int_equal(replayed, with_fan_in);
     }
