@@ -219,8 +219,8 @@ std::vector<ParamInfo> make_table() {
          "5 % faster than the choice ran gets the next three calls, the last two timed (at most two such "
          "plans); the fastest measured runs the class from then on, and where it ran within 5 % of its "
          "prediction it is watched (windows of 8 calls, pooled): two windows in a row more than 5 % slower "
-         "than that prediction check the class again, once (1, the default; 0: the table decides). Verbose 10 prints each outcome. Must be the same on all "
-         "ranks."},
+         "than that prediction check the class again, once (1, the default; 0: the table decides). Verbose "
+         "10 prints each outcome. Must be the same on all ranks."},
         // Measured choice for small messages (decide/trials.hpp).
         {"trial_calls", T::integer, "24", 5, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_int(v, 0, 1000, &c->trial_calls); },

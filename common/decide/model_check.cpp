@@ -78,20 +78,19 @@ bool ModelCheck::extend(const Turn& t) {
     return true;
 }
 
-bool ModelCheck::window_behind(const Class& c, double per_byte, double own_predicted) {
-    (void)own_predicted;  // held to the prediction it had when decided
+bool ModelCheck::window_behind(const Class& c, double per_byte) {
     return c.decided_at > 0 && per_byte > (1 + kOwn) * c.decided_at;
 }
 
-bool ModelCheck::falls_behind(const Turn& t, double per_byte, double own_predicted) const {
+bool ModelCheck::falls_behind(const Turn& t, double per_byte) const {
     if (t.cls < 0 || !t.decided || !t.pool) return false;
     const Class& c = classes_[idx(t.cls)];
-    return !c.reopened && c.behind_before > 0 && window_behind(c, per_byte, own_predicted);
+    return !c.reopened && c.behind_before > 0 && window_behind(c, per_byte);
 }
 
-double ModelCheck::reopen(const Turn& t, double per_byte, double own_predicted, std::string* line) {
+double ModelCheck::reopen(const Turn& t, double per_byte, std::string* line) {
     line->clear();
-    if (!falls_behind(t, per_byte, own_predicted)) return per_byte;
+    if (!falls_behind(t, per_byte)) return per_byte;
     Class& c = classes_[idx(t.cls)];
     const double mean = (per_byte + c.behind_before) / 2;  // two windows of kWatch
     const std::size_t lo = std::size_t(1) << t.cls;
@@ -99,9 +98,8 @@ double ModelCheck::reopen(const Turn& t, double per_byte, double own_predicted, 
     os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
        << algorithm_name(c.winner) << "'s later calls ran at " << mb_per_s(mean) << " MB/s (the mean of "
        << 2 * c.watch_samples << " calls and of the ranks; two windows in a row), more than "
-       << static_cast<int>(kOwn * 100 + 0.5) << " % slower than ";
-    os << "its prediction (" << mb_per_s(c.decided_at) << " MB/s), which its window met";
-    os << ": checked again\n";
+       << static_cast<int>(kOwn * 100 + 0.5) << " % slower than its prediction (" << mb_per_s(c.decided_at)
+       << " MB/s), which its window met: checked again\n";
     *line = os.str();
     // The plan as if it were the choice and had run its later mean; the
     // plans run before are not run again.
@@ -126,7 +124,7 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     if (t.decided && c.winner != Algorithm::automatic) {
         // Not opened again (reopen): the next window, which opens the
         // class only if this one fell behind too.
-        c.behind_before = window_behind(c, per_byte, own_predicted) ? per_byte : 0;
+        c.behind_before = window_behind(c, per_byte) ? per_byte : 0;
         c.watch_samples = 0;
         c.watch_sum = 0;
         return c.winner;

@@ -50,9 +50,10 @@
 // kAlternatives x (1 + kSamples) calls of plans it predicted faster than
 // what A measured.  A plan's first calls can also outrun its later ones
 // (seed-23 shape 1: leader's window ran 11.9 MB/s, its 100 calls 10.8 on
-// average): the watch costs one small allgather per kWatch calls and, where
-// the plan fell behind, one more round of tries.  Times are per byte (a class holds calls of up to twice
-// one size) and pooled as the mean of the ranks'.
+// average): the watch costs one small allgather per kWatch calls and,
+// where the plan fell behind, one more round of tries.  Times are per
+// byte (a class holds calls of up to twice one size) and pooled as the
+// mean of the ranks'.
 // Every rank takes the same turn: the turns depend only on how many calls
 // of the class came before and on pooled numbers, the same on every rank.
 // A pure state machine: no MPI, no clock, no plans (the caller passes the
@@ -108,14 +109,14 @@ public:
     // more than kOwn slower than the plan's prediction when decided, and
     // so did the window before it (one window alone can be a disturbance:
     // on s3 one of tree's windows at 2 MiB ran 8 % slow, its job's calls
-    // did not).  own_predicted: unused (the prediction is the decision's).
-    bool falls_behind(const Turn& t, double per_byte, double own_predicted) const;
+    // did not).
+    bool falls_behind(const Turn& t, double per_byte) const;
     // Where falls_behind: the class is open again (once), its plan as if
     // it had been the choice and had run the mean of the two windows,
     // which is returned (else per_byte); note() then judges this pool turn
     // so, given that mean, the plans run before not tried again.  *line:
     // why, for verbose output (empty where not opened).
-    double reopen(const Turn& t, double per_byte, double own_predicted, std::string* line);
+    double reopen(const Turn& t, double per_byte, std::string* line);
 
     // The ranks' pooled seconds per byte of a pool turn (the same number
     // on every rank): returns the algorithm the next call of the class runs
@@ -160,7 +161,7 @@ private:
         double watch_sum = 0;               // and their seconds per byte
         double behind_before = 0;           // the window before, pooled, where it fell behind
     };
-    static bool window_behind(const Class& c, double per_byte, double own_predicted);
+    static bool window_behind(const Class& c, double per_byte);
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
     bool on_ = false;
     std::size_t min_bytes_ = std::size_t(1) << 20;

@@ -351,11 +351,11 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
         // A window of the decided plan: it stays unless it fell behind
         // (then the class is checked again, with the predictions below).
         take_exact();
-        if (!check_.falls_behind(t, pooled, own)) {
+        if (!check_.falls_behind(t, pooled)) {
             (void)check_.note(t, pooled, own, candidates, predicted, &line);
             return Status::ok();
         }
-        pooled = check_.reopen(t, pooled, own, &line);  // the mean of the windows behind
+        pooled = check_.reopen(t, pooled, &line);  // the mean of the windows behind
         *notice += line;
     }
     if ((t.decided || check_.tried(t.cls) == 1) && own > 0 && pooled > (1 + ModelCheck::kOwn) * own &&

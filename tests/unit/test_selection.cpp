@@ -651,35 +651,35 @@ static void test_model_check(void**) {
                 Algorithm::flexreduce);
     t = m.next(w, Algorithm::tree);
     assert_true(t.decided && t.watched && !t.timed && !t.pool && t.algorithm == Algorithm::flexreduce);
-    assert_false(m.falls_behind(t, 9e-9, -1));  // not a pool turn
+    assert_false(m.falls_behind(t, 9e-9));  // not a pool turn
     // Within kOwn of its window (1.0): goes on.
     t = watch_window(w, Algorithm::flexreduce, 1.04e-9);
-    assert_false(m.falls_behind(t, 1.04e-9, -1));
-    assert_true(std::fabs(m.reopen(t, 1.04e-9, -1, &line) - 1.04e-9) < 1e-15);
+    assert_false(m.falls_behind(t, 1.04e-9));
+    assert_true(std::fabs(m.reopen(t, 1.04e-9, &line) - 1.04e-9) < 1e-15);
     assert_true(line.empty() && m.winner(m.size_class(w)) == Algorithm::flexreduce);  // not behind: nothing
     assert_true(m.note(t, 1.04e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
     assert_true(line.empty());
     // Behind its prediction once, then a window within: goes on; then
     // behind once more.
     t = watch_window(w, Algorithm::flexreduce, 1.1e-9);
-    assert_false(m.falls_behind(t, 1.1e-9, 1.0e-9));  // the first window behind
+    assert_false(m.falls_behind(t, 1.1e-9));  // the first window behind
     assert_true(m.note(t, 1.1e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
     t = watch_window(w, Algorithm::flexreduce, 1.0e-9);
     assert_true(m.note(t, 1.0e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
     t = watch_window(w, Algorithm::flexreduce, 1.1e-9);
-    assert_false(m.falls_behind(t, 1.1e-9, 1.0e-9));  // the window before was not behind
+    assert_false(m.falls_behind(t, 1.1e-9));  // the window before was not behind
     assert_true(m.note(t, 1.1e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::flexreduce);
     // Two in a row: checked again with their mean (1.2); tree (run
     // before) is not tried again though predicted fastest, leader is
     // (0.95 * 1.05 < 1.2).
     t = watch_window(w, Algorithm::flexreduce, 1.3e-9);
-    assert_true(m.falls_behind(t, 1.3e-9, 1.0e-9));
-    assert_true(std::fabs(m.reopen(t, 1.3e-9, 1.0e-9, &line) - 1.2e-9) < 1e-15);
+    assert_true(m.falls_behind(t, 1.3e-9));
+    assert_true(std::fabs(m.reopen(t, 1.3e-9, &line) - 1.2e-9) < 1e-15);
     assert_non_null(
         std::strstr(line.c_str(), "flexreduce's later calls ran at 833.3 MB/s (the mean of 16 calls and of the ranks; "
                                   "two windows in a row)"));
     assert_non_null(std::strstr(line.c_str(), "checked again"));
-    assert_false(m.falls_behind(t, 1.3e-9, 1.0e-9));  // once
+    assert_false(m.falls_behind(t, 1.3e-9));  // once
     assert_true(m.winner(m.size_class(w)) == Algorithm::automatic);
     assert_true(m.note(t, 1.2e-9, 1.0e-9, fl, fl_p, &line) == Algorithm::leader);
     assert_non_null(std::strstr(line.c_str(), "the mean of 16 calls"));
@@ -706,8 +706,8 @@ static void test_model_check(void**) {
         t = m.next(v, Algorithm::ring);
         (void)m.sample(t, k % 2 ? 1.1e-9 : 1.3e-9);  // the window's mean, 1.2
     }
-    assert_true(t.pool && m.falls_behind(t, 1.2e-9, 1.0e-9));
-    assert_true(std::fabs(m.reopen(t, 1.2e-9, 1.0e-9, &line) - 1.2e-9) < 1e-15);
+    assert_true(t.pool && m.falls_behind(t, 1.2e-9));
+    assert_true(std::fabs(m.reopen(t, 1.2e-9, &line) - 1.2e-9) < 1e-15);
     assert_non_null(std::strstr(line.c_str(), "ring's later calls ran at 833.3 MB/s"));
     assert_true(m.note(t, 1.2e-9, 1.0e-9, others, {1.2e-9, 1.25e-9, 1.3e-9}, &line) == Algorithm::ring);
     assert_non_null(std::strstr(line.c_str(), "no plan not run before predicted faster than its later calls ran"));
@@ -719,11 +719,11 @@ static void test_model_check(void**) {
     assert_true(m.note(t, 1.04e-9, 1.0e-9, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::leader);
     (void)m.next(x, Algorithm::leader);
     t = watch_window(x, Algorithm::leader, 1.08e-9);
-    assert_false(m.falls_behind(t, 1.08e-9, 1.0e-9));
+    assert_false(m.falls_behind(t, 1.08e-9));
     assert_true(m.note(t, 1.08e-9, 1.0e-9, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::leader);
     t = watch_window(x, Algorithm::leader, 1.08e-9);
-    assert_true(m.falls_behind(t, 1.08e-9, 1.0e-9));
-    assert_true(std::fabs(m.reopen(t, 1.08e-9, 1.0e-9, &line) - 1.08e-9) < 1e-15);
+    assert_true(m.falls_behind(t, 1.08e-9));
+    assert_true(std::fabs(m.reopen(t, 1.08e-9, &line) - 1.08e-9) < 1e-15);
     assert_non_null(
         std::strstr(line.c_str(), "slower than its prediction (1000 MB/s), which its window met: checked again"));
     assert_true(m.note(t, 1.08e-9, 1.0e-9, others, {0.5e-9, 0.5e-9, 0.5e-9}, &line) == Algorithm::flexreduce);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # longlarge.sh NAME ROUNDS SIZES ITERS -- UP-ARGS... : OSU osu_allreduce long jobs at large sizes (float, -i ITERS -x ITERS/10),
 # auto (no file), tuned default, han; interleaved rounds; WARM=N sets -x; prints "round job size:us ...".
+# JOBS: auto off han tuned alg:X nt:K v:N base (auto from the build installed at BASE).
 name=$1; rounds=$2; sizes=$3; iters=$4; shift 5
 tc=/work/main/tests/cluster/topoar-cluster
 $tc up --name $name "$@" >/dev/null 2>&1 || { echo up failed; exit 1; }
@@ -14,6 +15,7 @@ for r in $(seq $rounds); do
     han) comp=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100);;
     tuned) comp=(--mca coll tuned,libnbc,basic,self);;
     alg:*) comp=(--mca mca_base_component_path "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:${PREFIX:-/work/main/_install}/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_allreduce_algorithm ${job#alg:});;
+    base) comp=(--mca mca_base_component_path "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:${BASE:?BASE=prefix of the build to compare}/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_verbose 10);;
     off) comp=(--mca mca_base_component_path "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:${PREFIX:-/work/main/_install}/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_model_check 0 --mca coll_topoar_verbose 10);;
     nt:*) comp=(--mca mca_base_component_path "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:${PREFIX:-/work/main/_install}/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_allreduce_algorithm tree --mca coll_topoar_num_trees ${job#nt:});;
     v:*) comp=(--mca mca_base_component_path "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:${PREFIX:-/work/main/_install}/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_verbose ${job#v:});;
