@@ -15,6 +15,12 @@ namespace {
 double mb_per_s(double per_byte) {
     return per_byte > 0 ? std::round(1e-5 / per_byte) / 10 : 0;
 }
+
+// The start of a size class's verbose line: "model check, allreduce of 8M-16M: ".
+std::string heading(int cls) {
+    const std::size_t lo = std::size_t(1) << cls;
+    return "model check, allreduce of " + format_size(lo) + "-" + format_size(2 * lo) + ": ";
+}
 }  // namespace
 
 void ModelCheck::configure(bool on, std::size_t min_bytes) {
@@ -41,7 +47,7 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
         // Watched until opened again once: the first call after the
         // decision not timed (it may switch back to a plan run earlier),
         // then windows of kWatch timed calls.
-        if (!c.reopened && c.decided_at > 0) {
+        if (!c.reopened && c.held_to > 0) {
             t.watched = true;
             const int k = c.watch_calls++;
             t.timed = k > 0;
@@ -79,7 +85,7 @@ bool ModelCheck::extend(const Turn& t) {
 }
 
 bool ModelCheck::window_behind(const Class& c, double per_byte) {
-    return c.decided_at > 0 && per_byte > (1 + kOwn) * c.decided_at;
+    return c.held_to > 0 && per_byte > (1 + kOwn) * c.held_to;
 }
 
 bool ModelCheck::falls_behind(const Turn& t, double per_byte) const {
@@ -93,12 +99,10 @@ double ModelCheck::reopen(const Turn& t, double per_byte, std::string* line) {
     if (!falls_behind(t, per_byte)) return per_byte;
     Class& c = classes_[idx(t.cls)];
     const double mean = (per_byte + c.behind_before) / 2;  // two windows of kWatch
-    const std::size_t lo = std::size_t(1) << t.cls;
     std::ostringstream os;
-    os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
-       << algorithm_name(c.winner) << "'s later calls ran at " << mb_per_s(mean) << " MB/s (the mean of "
+    os << heading(t.cls) << algorithm_name(c.winner) << "'s later calls ran at " << mb_per_s(mean) << " MB/s (the mean of "
        << 2 * c.watch_samples << " calls and of the ranks; two windows in a row), more than "
-       << static_cast<int>(kOwn * 100 + 0.5) << " % slower than its prediction (" << mb_per_s(c.decided_at)
+       << static_cast<int>(kOwn * 100 + 0.5) << " % slower than its prediction (" << mb_per_s(c.held_to)
        << " MB/s), which its window met: checked again\n";
     *line = os.str();
     // The plan as if it were the choice and had run its later mean; the
@@ -165,12 +169,11 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
                 pick = static_cast<int>(i);
         }
     }
-    const std::size_t lo = std::size_t(1) << t.cls;
     std::ostringstream os;
     if (pick >= 0) {
         const Algorithm b = candidates[static_cast<std::size_t>(pick)];
-        os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": "
-           << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte) << " MB/s (bytes / time, the mean of "
+        os << heading(t.cls) << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte)
+           << " MB/s (bytes / time, the mean of "
            << c.samples << " calls and of the ranks";
         if (c.measured.size() == 1 && own_predicted > 0) os << "; predicted " << mb_per_s(own_predicted) << " MB/s";
         os << "), "
@@ -190,8 +193,8 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     // s2, unshaped links on two cores), its ranking of the others is no
     // better later, and a window's drift is the machine's noise.
     const double own_best = c.own[best];
-    c.decided_at = own_best > 0 && c.measured[best] <= (1 + kOwn) * own_best ? own_best : 0;
-    os << "model check, allreduce of " << format_size(lo) << "-" << format_size(2 * lo) << ": ran at (MB/s)";
+    c.held_to = own_best > 0 && c.measured[best] <= (1 + kOwn) * own_best ? own_best : 0;
+    os << heading(t.cls) << "ran at (MB/s)";
     for (std::size_t i = 0; i < c.measured.size(); ++i)
         os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
     os << ": " << algorithm_name(c.winner) << " from now on";

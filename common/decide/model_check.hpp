@@ -151,7 +151,7 @@ private:
         std::vector<double> measured;       // pooled seconds per byte, by tried
         Algorithm winner = Algorithm::automatic;
         std::vector<double> own;            // their predictions per byte (<= 0: none), by tried
-        double decided_at = 0;              // what the winner's later calls are held to: its
+        double held_to = 0;                 // what the winner's later calls are held to: its
                                             // prediction, where its window ran within kOwn of it
                                             // (0: not watched)
         std::vector<Algorithm> before;      // plans run before the class opened again

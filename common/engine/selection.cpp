@@ -309,6 +309,17 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     // every rank.
     double pooled = 0;
     TOPOAR_TRY(mean_over_ranks(io, size_, mine, &pooled));
+    std::string line;
+    if (t.decided) {
+        // A window of the decided plan: the next one starts unless this
+        // one fell behind too (then the class is checked again below).
+        if (!check_.falls_behind(t, pooled)) {
+            (void)check_.note(t, pooled, -1, {}, {}, &line);
+            return Status::ok();
+        }
+        pooled = check_.reopen(t, pooled, &line);  // the mean of the windows behind
+        *notice += line;
+    }
     // The other plans with what the table predicted for them, per byte, at
     // the largest size of its ladder not above `bytes` where each has a
     // prediction (above full_max_bytes the table simulates only the
@@ -338,35 +349,15 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     // choice's pool turn: a simulation per plan on every rank costs a
     // short job more than the check saves it where the model was right.
     auto& exact = check_exact_[static_cast<std::size_t>(t.cls)];
-    // What was predicted for this size replaces the ladder's numbers.
-    const auto take_exact = [&]() {
-        for (const auto& e : exact) {
-            for (std::size_t i = 0; i < candidates.size(); ++i)
-                if (candidates[i] == e.first && e.second > 0) predicted[i] = e.second;
-            if (e.first == t.algorithm && e.second > 0) own = e.second;  // an alternative's own
-        }
-    };
-    std::string line;
-    if (t.decided) {
-        // A window of the decided plan: it stays unless it fell behind
-        // (then the class is checked again, with the predictions below).
-        take_exact();
-        if (!check_.falls_behind(t, pooled)) {
-            (void)check_.note(t, pooled, own, candidates, predicted, &line);
-            return Status::ok();
-        }
-        pooled = check_.reopen(t, pooled, &line);  // the mean of the windows behind
-        *notice += line;
-    }
-    if ((t.decided || check_.tried(t.cls) == 1) && own > 0 && pooled > (1 + ModelCheck::kOwn) * own &&
-        exact.empty()) {
+    // (A class opened again has run its decided plan alone, like a choice.)
+    if (check_.tried(t.cls) == 1 && own > 0 && pooled > (1 + ModelCheck::kOwn) * own && exact.empty()) {
         // Not at once: the choice runs one more timed call first, and the
         // plans are predicted at its end.  A job that makes only three
         // calls of the class never pays for the simulations (in 3-call OSU
         // jobs they made the third call 0.05-0.15 s slower), and the choice
         // is judged by the mean of three calls.  (A decided plan that fell
-        // behind was judged by a window of kWatch.)
-        if (!t.decided && check_.extend(t)) return Status::ok();
+        // behind was judged by two windows of kWatch: extend() declines.)
+        if (check_.extend(t)) return Status::ok();
         std::vector<std::size_t> order(candidates.size());
         for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(),
@@ -396,7 +387,12 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
                        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + 0.5)) +
                    " ms)\n";
     }
-    take_exact();
+    // What was predicted for this size replaces the ladder's numbers.
+    for (const auto& e : exact) {
+        for (std::size_t i = 0; i < candidates.size(); ++i)
+            if (candidates[i] == e.first && e.second > 0) predicted[i] = e.second;
+        if (e.first == t.algorithm && e.second > 0) own = e.second;  // an alternative's own
+    }
     (void)check_.note(t, pooled, own, candidates, predicted, &line);
     *notice += line;
     return Status::ok();
