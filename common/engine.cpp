@@ -229,8 +229,12 @@ CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t ele
         u.segment_bytes = segment_bytes;
         u.pipeline_bytes = cfg.gpu_model.pipeline_bytes;
     } else if (hosts > 1) {
+        // Across hosts the unit is also held to half the flight bound, so
+        // at least two rounds stay open under it (flight_window).
         u.segment_bytes = segment_bytes;
         u.pipeline_bytes = scaled_unit(cfg.pipeline_size, bytes, chunk_bytes);
+        if (cfg.flight_size && u.pipeline_bytes)
+            u.pipeline_bytes = std::min(u.pipeline_bytes, std::max(cfg.pipeline_size, cfg.flight_size / 2));
     } else {
         u.segment_bytes = scaled_unit(segment_bytes, bytes, chunk_bytes);
         u.pipeline_bytes = scaled_unit(cfg.pipeline_size, bytes, chunk_bytes);
@@ -251,7 +255,8 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
         prepared->options = opts;
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
-        prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size);
+        const std::size_t flight = mem == MemType::host ? flight_bytes_for(cfg_.flight_size, selection_.shape().nodes) : 0;
+        prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size, flight);
         if (mem == MemType::host && fast_eligible(prepared->program, count * elem_size))
             prepared->fast = compile_fast(prepared->program, elem_size);
         return Status::ok();

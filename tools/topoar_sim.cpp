@@ -94,6 +94,10 @@ const char* const kUsage =
     "  --segment BYTES         executor segment size             [32K]\n"
     "  --pipeline BYTES        planners' pipelining unit  [32K; --mem cuda: 1M]\n"
     "  --eager BYTES           eager limit                       [64K]\n"
+    "  --flight BYTES          across hosts, bytes a rank keeps in flight to one\n"
+    "                          peer (coll_topoar_flight_size: fewer rounds open,\n"
+    "                          large calls' units at most half of it); 0: none\n"
+    "                          (four rounds open)                [64K]\n"
     "  --wire-efficiency F     payload share of link bandwidth   [1]\n"
     "                          (0.94: TCP over Ethernet)\n"
     "  --handshake-delay T     rendezvous answer behind data     [0]\n"
@@ -220,6 +224,7 @@ std::vector<std::size_t> parse_sizes(const std::string& s) {
 
 Options parse(int argc, char** argv) {
     Options o;
+    o.model.flight_bytes = EngineConfig{}.flight_size;
     std::string sizes = "8:32M:4";
     bool rack_link_given = false;
     for (int i = 1; i < argc; ++i) {
@@ -330,6 +335,8 @@ Options parse(int argc, char** argv) {
         } else if (a == "--segment") {
             o.model.segment_bytes = parse_bytes(val());
             o.segment_given = true;
+        } else if (a == "--flight") {
+            o.model.flight_bytes = parse_bytes(val());
         } else if (a == "--pipeline") {
             o.pipeline = parse_bytes(val());
             o.pipeline_given = true;
@@ -483,6 +490,7 @@ Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Op
     popt.pipeline_elems = u.pipeline_bytes ? std::max<std::size_t>(1, u.pipeline_bytes / o.elem) : 0;
     CostParams model = o.model;
     if (!o.cuda) model.segment_bytes = u.segment_bytes;  // device: the device model's own
+    if (o.cuda) model.flight_bytes = 0;                  // the device executor has no window
     if (alg == Algorithm::flexreduce && o.flex_calls > 0) {  // the paper's NCCL calls, not topoar's plan
         FlexLayout layout;
         double c0 = cpu_now();
@@ -610,6 +618,7 @@ int main(int argc, char** argv) {
     }
     EngineConfig cfg;
     cfg.segment_size = o.model.segment_bytes;
+    cfg.flight_size = o.model.flight_bytes;
     cfg.chunk_size = o.chunk;
     cfg.pipeline_size = o.pipeline;
     cfg.num_trees = o.trees;
@@ -652,13 +661,14 @@ int main(int argc, char** argv) {
             std::printf("%s %s\n", bw_str(o.rack_bandwidth).c_str(), lat_str(o.rack_latency).c_str());
     }
     std::printf("  model: %s, overhead %s/message, reduction %s, segment %s, pipeline %s, eager %s, wire %.3g, "
-                "handshake queue %s, %zu-byte elements\n",
+                "handshake queue %s, flight %s, %zu-byte elements\n",
                 o.model.mode == CostMode::dataflow ? "dataflow" : "rounds",
                 lat_str(o.model.overhead).c_str(),
                 o.model.gamma > 0 ? fmt("%.4g GB/s", 1e-9 / o.model.gamma).c_str() : "free",
                 o.model.segment_bytes ? format_size(o.model.segment_bytes).c_str() : "off",
                 o.pipeline ? format_size(o.pipeline).c_str() : "off", format_size(o.model.eager_bytes).c_str(),
-                o.model.wire_efficiency, lat_str(o.model.handshake_queue_delay).c_str(), o.elem);
+                o.model.wire_efficiency, lat_str(o.model.handshake_queue_delay).c_str(),
+                o.model.flight_bytes ? format_size(o.model.flight_bytes).c_str() : "none", o.elem);
     if (o.model.round_latency > 0 || o.chunk != EngineConfig{}.chunk_size)
         std::printf("  round latency %s, chunk %s\n", lat_str(o.model.round_latency).c_str(),
                     o.chunk ? format_size(o.chunk).c_str() : "off");

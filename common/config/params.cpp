@@ -95,6 +95,14 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->pipeline_size); },
          "Pipelining unit in bytes that planners build into their rounds (0: none); calls above 8 MiB "
          "use a larger one (call bytes / 256, at most chunk_size / 64). Must be the same on all ranks."},
+        {"flight_size", T::size, "65536", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->flight_size); },
+         "Across hosts, the bytes a rank keeps in flight to one peer: the executor keeps fewer rounds of a "
+         "call open at once (one to four) so that what it has sent to a peer and the peer has not yet taken "
+         "stays within this, and calls above 8 MiB pipeline in units of at most half of it. What queues beyond "
+         "a full link adds no speed; on shallow-buffered links it costs (a 64 KiB token bucket at 1 Gbit/s: "
+         "reordered packets and TCP retransmissions). Raise it for links with a large bandwidth-delay product "
+         "(0: no bound, four rounds open, units of call bytes / 256). Must be the same on all ranks."},
         {"chunk_size", T::size, "67108864", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->chunk_size); },
          "Calls larger than this many bytes run as consecutive chunks of it, each a complete all-reduce of "

@@ -19,7 +19,7 @@ std::string table_options_key(const DefaultTableOptions& o) {
       << static_cast<int>(o.plan.hier_inter) << ' ' << o.plan.hier_small_elems << ' ';
     for (int f : o.plan.factors) k << f << ',';
     k << ' ' << static_cast<int>(m.mode) << ' ' << m.overhead << ' ' << m.gamma << ' ' << m.segment_bytes << ' '
-      << m.eager_bytes << ' ' << m.unknown_bandwidth << ' ' << m.wire_efficiency << ' ' << m.handshake_queue_delay
+      << m.flight_bytes << ' ' << m.eager_bytes << ' ' << m.unknown_bandwidth << ' ' << m.wire_efficiency << ' ' << m.handshake_queue_delay
       << ' ' << m.exact_flows << ' ' << m.rate_quantum << ' ' << o.min_bytes << ' ' << o.max_bytes << ' '
       << o.full_max_bytes << ' ' << o.size_factor << ' ' << static_cast<int>(o.mem) << ' ' << o.min_gain << ' ' << o.max_steps << ' '
       << o.max_total_steps << ' ' << o.coarse_ranks << ' ' << o.max_ranks << ' ';

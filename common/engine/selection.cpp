@@ -38,6 +38,7 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     o.elem_size = 4;  // float, the common case; plans differ by rounding only
     o.plan = plan_options(cfg, o.elem_size);
     o.model.segment_bytes = cfg.segment_size;
+    o.model.flight_bytes = cfg.flight_size;
     o.model.overhead = cfg.model_overhead;
     o.min_gain = cfg.model_margin;
     // Sizes 8 B, 32 B, ... 2 MiB with every candidate, then 8 MiB with the

@@ -27,6 +27,16 @@ std::size_t scaled_unit(std::size_t unit, std::size_t call_bytes, std::size_t ch
     return std::max(unit, std::min(call_bytes / kUnitsPerCall, cap));
 }
 
+int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes) {
+    // A round larger than the bound is not a pipelining unit (a whole
+    // operation per round: the latency algorithm at large sizes); fewer
+    // rounds open would only stop its segments flowing on into the next
+    // round, so the window stays.
+    if (flight_bytes == 0 || round_peer_bytes == 0 || round_peer_bytes > flight_bytes) return kWindowRounds;
+    const std::size_t w = flight_bytes / round_peer_bytes;
+    return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(w, kWindowRounds)));
+}
+
 std::size_t segment_elems_of(std::size_t segment_bytes, std::size_t elem_size) {
     std::size_t seg = elem_size ? segment_bytes / elem_size : 0;
     if (segment_bytes && seg == 0) seg = 1;
@@ -45,9 +55,28 @@ const char* to_string(ScheduleEvent::Kind k) {
     return "?";
 }
 
-ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size) {
+ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size,
+                             std::size_t flight_bytes) {
     ExecProgram prog;
     const std::size_t seg = step_elems(segment_elems, elem_size);
+
+    // The window: the most this rank sends to one peer in one round.
+    std::size_t round_peer = 0;
+    if (flight_bytes) {
+        std::vector<std::pair<int, std::size_t>> per_peer;
+        for (const Round& round : schedule.rounds) {
+            per_peer.clear();
+            for (const Op& op : round.ops) {
+                if (is_recv(op.kind)) continue;
+                auto it = std::find_if(per_peer.begin(), per_peer.end(),
+                                       [&](const std::pair<int, std::size_t>& e) { return e.first == op.peer; });
+                if (it == per_peer.end()) per_peer.emplace_back(op.peer, op.count * elem_size);
+                else it->second += op.count * elem_size;
+            }
+            for (const auto& e : per_peer) round_peer = std::max(round_peer, e.second);
+        }
+    }
+    prog.window = flight_window(flight_bytes, round_peer);
 
     // Steps, and the largest amount any one round receives.
     std::size_t max_round_recv = 0;
@@ -85,10 +114,10 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
                  (is_recv(s.kind) ? 0 : 1);
 
     // Scratch: one band per round of the window; round r uses band r % W.
-    const std::size_t bands = static_cast<std::size_t>(std::min(nrounds, kWindowRounds));
+    const std::size_t bands = static_cast<std::size_t>(std::min(nrounds, prog.window));
     prog.scratch_elems = bands * max_round_recv;
     for (auto& s : prog.steps)
-        if (is_recv(s.kind)) s.slot += static_cast<std::size_t>(s.round % kWindowRounds) * max_round_recv;
+        if (is_recv(s.kind)) s.slot += static_cast<std::size_t>(s.round % prog.window) * max_round_recv;
 
     // Dependencies (step indices, ascending).
     //   send in round r: every receive of an earlier round into its range
@@ -186,6 +215,7 @@ Status SchedulePolicy::add_rank(const ExecProgram& prog) {
     rk.round_base = static_cast<std::uint32_t>(round_start_.size());
     rk.left_base = static_cast<std::uint32_t>(round_left_.size());
     rk.nrounds = static_cast<int>(prog.round_begin.size()) - 1;
+    rk.window = prog.window;
     for (int k = 0; k <= rk.nrounds; ++k) {
         round_start_.push_back(base + static_cast<std::uint32_t>(prog.round_begin[static_cast<std::size_t>(k)]));
         if (k < rk.nrounds)
@@ -241,7 +271,7 @@ std::uint32_t SchedulePolicy::window_begin(int rank) const {
 
 std::uint32_t SchedulePolicy::window_end(int rank) const {
     const Rank& rk = ranks_[static_cast<std::size_t>(rank)];
-    return round_start_[rk.round_base + static_cast<std::uint32_t>(std::min(rk.nrounds, rk.cur + kWindowRounds))];
+    return round_start_[rk.round_base + static_cast<std::uint32_t>(std::min(rk.nrounds, rk.cur + rk.window))];
 }
 
 void SchedulePolicy::start(ScheduleDriver* driver) {
@@ -253,7 +283,7 @@ void SchedulePolicy::start(ScheduleDriver* driver) {
             driver_->rank_finished(r);
             continue;
         }
-        for (int k = 0; k < std::min(rk.nrounds, kWindowRounds); ++k) enter_round(r, k);
+        for (int k = 0; k < std::min(rk.nrounds, rk.window); ++k) enter_round(r, k);
     }
     drain();
 }
@@ -349,7 +379,7 @@ void SchedulePolicy::drain() {
         // later ones may have finished first).
         while (rk.cur < rk.nrounds && round_left_[rk.left_base + static_cast<std::uint32_t>(rk.cur)] == 0) {
             ++rk.cur;
-            const int k = rk.cur + kWindowRounds - 1;
+            const int k = rk.cur + rk.window - 1;
             if (k < rk.nrounds) enter_round(r, k);
         }
         if (rk.cur == rk.nrounds && !rk.done) {

@@ -15,8 +15,9 @@
 //
 //   segments  an operation is cut into steps of at most segment_elems
 //             elements, and no message is larger than kMaxMessageBytes;
-//   window    the rounds [cur, cur + kWindowRounds) of a rank are open, cur
-//             being its lowest unfinished round; a round's receives are all
+//   window    the rounds [cur, cur + W) of a rank are open, cur being its
+//             lowest unfinished round (W = kWindowRounds, fewer when a
+//             flight bound is set: flight_window); a round's receives are all
 //             posted when it enters the window (each into its own scratch
 //             slot, or straight into the buffer when nothing can still read
 //             or write that range);
@@ -52,6 +53,27 @@ namespace topoar {
 constexpr std::size_t kMaxMessageBytes = std::size_t(1) << 30;
 // Rounds open at once per rank (receives posted ahead, sends allowed).
 constexpr int kWindowRounds = 4;
+
+// Rounds a rank keeps open under a flight bound (coll_topoar_flight_size):
+// as many as keep what it sends to one peer in its open rounds within
+// `flight_bytes`, given the most it sends to one peer in one round
+// (`round_peer_bytes`), at least 1 and at most kWindowRounds.  0 for either
+// means no bound (kWindowRounds), and so does a round larger than the bound
+// (a whole operation per round, not a pipelining unit: holding the next
+// round back would only stop its segments flowing on).
+//
+// Why: every message up to the eager limit is pushed into the transport at
+// once, so a rank with four rounds open keeps up to four rounds of data per
+// peer queued in the network.  Once a link is full that adds no speed, only
+// queue: on a shaped link with a shallow token bucket (64 KiB at 1 Gbit/s)
+// the queued packets arrive reordered and TCP retransmits them, and a 64 MiB
+// call on two hosts ran 1.7x slower (docs/large-messages.md, "Bytes in
+// flight").  han's one 64 KiB segment per leader exchange never queues.
+int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes);
+
+// The flight bound a plan on `hosts` hosts runs under: `flight_size` across
+// hosts, none on one host (shared memory has no queue to fill).
+inline std::size_t flight_bytes_for(std::size_t flight_size, int hosts) { return hosts > 1 ? flight_size : 0; }
 
 // Large calls use larger units (segments and the planners' pipelining
 // unit): `unit` grows to call_bytes / kUnitsPerCall, at most kMaxScaledUnit
@@ -89,6 +111,8 @@ struct ExecProgram {
     std::vector<Step> steps;             // schedule order
     std::vector<std::size_t> round_begin;// first step of each round (+ end)
     std::size_t scratch_elems = 0;
+    // Rounds open at once (flight_window; kWindowRounds without a bound).
+    int window = kWindowRounds;
     // Receives that land straight in the buffer: copies with no dependency
     // (nothing earlier reads or writes their range).
     std::vector<char> direct;
@@ -100,7 +124,9 @@ struct ExecProgram {
     std::size_t num_chans = 0;
 };
 
-ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size);
+// flight_bytes: the flight bound (flight_bytes_for); 0 keeps kWindowRounds.
+ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size,
+                             std::size_t flight_bytes = 0);
 
 // What the policy asks of whoever moves the data.  Steps are numbered by
 // SchedulePolicy (first_step(rank) + index in the rank's ExecProgram).
@@ -178,6 +204,7 @@ private:
         std::uint32_t round_base = 0;  // its rounds' first steps in round_start_ (and the end)
         std::uint32_t left_base = 0;   // its rounds in round_left_
         int nrounds = 0;
+        int window = kWindowRounds;    // rounds open at once (ExecProgram::window)
         int cur = 0;                   // lowest round not finished
         bool done = false;
     };
@@ -185,7 +212,7 @@ private:
     bool sendable(std::uint32_t g) const {
         const Step& s = steps_[g];
         return s.state == State::waiting && s.in_order && s.deps_left == 0 &&
-               s.round < ranks_[static_cast<std::size_t>(s.rank)].cur + kWindowRounds;
+               s.round < ranks_[static_cast<std::size_t>(s.rank)].cur + ranks_[static_cast<std::size_t>(s.rank)].window;
     }
     void enter_round(int rank, int round);
     void post_send(std::uint32_t g);

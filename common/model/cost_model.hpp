@@ -90,6 +90,10 @@ struct CostParams {
     // The executor's segment size (EngineConfig::segment_size, default
     // from the parameter table); 0 = whole operations are single messages.
     std::size_t segment_bytes = default_segment_size();
+    // The executor's flight bound across hosts (EngineConfig::flight_size;
+    // exec/schedule_policy.hpp, flight_window): fewer rounds open at once.
+    // Applied on topologies of more than one host; 0: none.
+    std::size_t flight_bytes = 0;
     // Messages up to this size are sent eagerly; larger ones start when the
     // receiver has posted the receive.
     std::size_t eager_bytes = 64 * 1024;

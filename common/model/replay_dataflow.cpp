@@ -84,6 +84,8 @@ private:
 Status DataflowReplay::build_dataflow() {
     const int p = plan_.nranks;
     const std::size_t seg_elems = segment_elems_of(params_.segment_bytes, elem_size_);  // as Engine::plan_for
+    const std::size_t flight = flight_bytes_for(
+        params_.flight_bytes, static_cast<int>(net_.topology().nodes_at(Level::node).size()));
     std::size_t total = count_steps(plan_, elem_size_, params_.segment_bytes);
     if (total >= static_cast<std::size_t>(INT32_MAX))
         return Status::invalid("cost model: " + std::to_string(total) + " executor steps are too many to simulate");
@@ -93,7 +95,7 @@ Status DataflowReplay::build_dataflow() {
     policy_.set_trace(trace_);
     std::vector<std::vector<std::uint32_t>> box_sends, box_recvs;  // per box, in schedule order
     for (int r = 0; r < p; ++r) {
-        ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_);
+        ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_, flight);
         const std::uint32_t base = static_cast<std::uint32_t>(steps_.size());
         if (!policy_.add_rank(prog).is_ok()) return Status::invalid("cost model: too many step dependencies to simulate");
         for (std::size_t i = 0; i < prog.steps.size(); ++i) {

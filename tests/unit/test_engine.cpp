@@ -872,11 +872,14 @@ static void test_scaled_units(void** state) {
     // call_units scales the segment (one message) on one host only: across
     // hosts it stays as set (over TCP a segment above the eager limit waits
     // for a handshake queued behind the data); the pipelining unit scales
-    // on both; device calls keep their own unit.
+    // on one host, and across hosts up to half the flight bound
+    // (coll_topoar_flight_size, default 64 KiB: the unit stays at 32 KiB);
+    // device calls keep their own unit.
     EngineConfig cfg;
     cfg.segment_size = 32 * K;
     cfg.pipeline_size = 32 * K;
     cfg.chunk_size = chunk;
+    assert_int_equal(cfg.flight_size, 64 * K);
     const std::size_t count = 256 * M / 4;
     CallUnits one = call_units(cfg, count, 4, MemType::host, cfg.segment_size, 1);
     assert_int_equal(one.segment_bytes, M);
@@ -885,8 +888,14 @@ static void test_scaled_units(void** state) {
     for (int hosts : {2, 7}) {
         CallUnits across = call_units(cfg, count, 4, MemType::host, cfg.segment_size, hosts);
         assert_int_equal(across.segment_bytes, 32 * K);
-        assert_int_equal(across.pipeline_bytes, M);
+        assert_int_equal(across.pipeline_bytes, 32 * K);
         assert_int_equal(across.chunk_count, chunk / 4);  // chunks still bound the call
+    }
+    for (auto fu : {std::pair<std::size_t, std::size_t>{0, M}, {M, M / 2}, {16 * M, M}, {16 * K, 32 * K}}) {
+        EngineConfig f = cfg;
+        f.flight_size = fu.first;
+        assert_int_equal(call_units(f, count, 4, MemType::host, f.segment_size, 2).pipeline_bytes, fu.second);
+        assert_int_equal(call_units(f, count, 4, MemType::host, f.segment_size, 1).pipeline_bytes, M);
     }
     CallUnits dev = call_units(cfg, count, 4, MemType::cuda, cfg.segment_size, 1);
     assert_int_equal(dev.segment_bytes, 32 * K);

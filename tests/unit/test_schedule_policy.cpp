@@ -14,6 +14,7 @@
 // reduces synchronously, while the model puts a reduction on the rank's CPU
 // and meanwhile lets the rank react to other completions (a difference of
 // timing the model accepts; docs/cost-model.md).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -146,7 +147,9 @@ std::size_t expect_same_decisions(const Topology& topo, const Plan& plan, const 
         std::vector<ScheduleEvent> mine;  // the model's record of rank r
         for (const auto& e : model)
             if (e.rank == r) mine.push_back(ScheduleEvent{e.kind, 0, e.step});
-        ExecProgram prog = compile_schedule(plan.of(r), segment_elems_of(params.segment_bytes, elem), elem);
+        const std::size_t flight =
+            flight_bytes_for(params.flight_bytes, static_cast<int>(topo.nodes_at(Level::node).size()));
+        ExecProgram prog = compile_schedule(plan.of(r), segment_elems_of(params.segment_bytes, elem), elem, flight);
         std::vector<ScheduleEvent> exec;
         ScriptedTransport t(prog, plan.nranks, mine, exec);
         NullReducer red;
@@ -201,16 +204,21 @@ void test_fixtures_same_decisions(void** state) {
     g_early = 0;
     for (const Topology& topo : topos)
         for (Algorithm alg : kAlgs)
-            for (std::size_t count : {std::size_t(3), std::size_t(1000), std::size_t(40000)}) {
-                CostParams p = zero_gamma();
-                p.segment_bytes = 4096;
-                p.eager_bytes = 16384;
-                p.handshake_queue_delay = 30e-6;
-                Plan plan = plan_of(alg, topo, count, 1024);
-                std::string what = std::string(algorithm_name(alg)) + " on " + std::to_string(topo.num_ranks()) +
-                                   " ranks, " + std::to_string(count) + " elements";
-                events += expect_same_decisions(topo, plan, p, what.c_str());
-            }
+            for (std::size_t count : {std::size_t(3), std::size_t(1000), std::size_t(40000)})
+                // Flight bounds: none (four rounds open), one and two rounds
+                // of the 8 KiB pipelining unit per peer.
+                for (std::size_t flight : {std::size_t(0), std::size_t(8192), std::size_t(16384)}) {
+                    CostParams p = zero_gamma();
+                    p.segment_bytes = 4096;
+                    p.eager_bytes = 16384;
+                    p.handshake_queue_delay = 30e-6;
+                    p.flight_bytes = flight;
+                    Plan plan = plan_of(alg, topo, count, 1024);
+                    std::string what = std::string(algorithm_name(alg)) + " on " + std::to_string(topo.num_ranks()) +
+                                       " ranks, " + std::to_string(count) + " elements, flight " +
+                                       std::to_string(flight);
+                    events += expect_same_decisions(topo, plan, p, what.c_str());
+                }
     std::printf("  %zu events compared, %zu early arrivals\n", events, g_early);
     assert_true(g_early > 0);  // the path where a posted receive completes at once is covered
 }
@@ -327,8 +335,56 @@ void test_try_notes_location(void** state) {
 
 }  // namespace
 
+// The flight bound's window: rounds open so that what a rank sends to one
+// peer in them stays within the bound, 1 to kWindowRounds; the scratch
+// bands follow the window.
+void test_flight_window(void** state) {
+    (void)state;
+    assert_int_equal(flight_window(0, 4096), kWindowRounds);
+    assert_int_equal(flight_window(65536, 0), kWindowRounds);
+    assert_int_equal(flight_window(65536, 32768), 2);
+    assert_int_equal(flight_window(65536, 65536), 1);
+    assert_int_equal(flight_window(65536, 40000), 1);
+    assert_int_equal(flight_window(65536, 65537), kWindowRounds);  // not a unit: left alone
+    assert_int_equal(flight_window(65536, 1 << 20), kWindowRounds);
+    assert_int_equal(flight_window(65536, 8), kWindowRounds);
+    assert_int_equal(flight_bytes_for(65536, 1), 0u);
+    assert_int_equal(flight_bytes_for(65536, 2), 65536u);
+
+    // tree on 2 + 3 ranks, 40000 doubles pipelined in 1024-element units:
+    // the most a rank sends to one peer in one round is a unit or a few
+    // (an aggregator of several trees); the window follows it.
+    const Topology topo = cluster_2_3();
+    Plan plan = plan_of(Algorithm::tree, topo, 40000, 1024);
+    for (int r = 0; r < plan.nranks; ++r) {
+        std::size_t most = 0;
+        for (const Round& round : plan.of(r).rounds) {
+            std::vector<std::size_t> to(static_cast<std::size_t>(plan.nranks), 0);
+            for (const Op& op : round.ops)
+                if (op.kind == OpKind::send) most = std::max(most, to[static_cast<std::size_t>(op.peer)] += op.count * 8);
+        }
+        assert_true(most >= 8192 && most % 8192 == 0);
+        const ExecProgram open = compile_schedule(plan.of(r), 512, 8);
+        const ExecProgram one = compile_schedule(plan.of(r), 512, 8, most);
+        const ExecProgram still_one = compile_schedule(plan.of(r), 512, 8, 2 * most - 1);
+        const ExecProgram two = compile_schedule(plan.of(r), 512, 8, 2 * most);
+        const ExecProgram big = compile_schedule(plan.of(r), 512, 8, 100 * most);
+        assert_int_equal(open.window, kWindowRounds);
+        assert_int_equal(one.window, 1);
+        assert_int_equal(still_one.window, 1);
+        assert_int_equal(two.window, 2);
+        assert_int_equal(big.window, kWindowRounds);
+        // One scratch band per open round.
+        assert_int_equal(one.scratch_elems * 2, two.scratch_elems);
+        assert_int_equal(one.scratch_elems * kWindowRounds, open.scratch_elems);
+        for (const auto& st : one.steps)
+            if (st.kind != OpKind::send) assert_true(st.slot + st.count <= one.scratch_elems);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flight_window),
         cmocka_unit_test(test_fixtures_same_decisions),
         cmocka_unit_test(test_random_orders_same_decisions),
         cmocka_unit_test(test_failure_leaves_nothing_posted),
