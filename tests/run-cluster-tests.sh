@@ -187,6 +187,15 @@ for c in "${clusters[@]}"; do
         fi
         result "cluster $label: correctness alg=$alg ($((SECONDS - t0)) s)" $rc "$tmp/alg.log"
     done
+    if [ "$label" = a ]; then
+        # 2b. The flight bound at one pipelining unit (32 KiB): one round
+        # open on every rank that sends a unit per peer, four where a round
+        # is larger than the bound; results as with four rounds open.
+        t0=$SECONDS
+        run "${topoar[@]}" --mca coll_topoar_allreduce_algorithm tree --mca coll_topoar_flight_size 32768 \
+            "$build/tests/mpi/test_allreduce" --quick --expect-topoar >"$tmp/flight.log" 2>&1
+        result "cluster $label: correctness alg=tree, flight_size 32K ($((SECONDS - t0)) s)" $? "$tmp/flight.log"
+    fi
     if [ "$label" != b ]; then
         # 3. Correctness does not depend on the contest: integer sums and
         # products that overflow, every integer type, OSU-style (not in
