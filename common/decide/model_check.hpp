@@ -26,7 +26,10 @@
 //                not timed: its connections and buffers are new too);
 //                then C, at most kAlternatives plans, each only while it is
 //                predicted to beat the fastest measured one by more than
-//                kGain
+//                kGain, and not after B ran as far from its prediction as
+//                A did (the network, not the plan) unless A and B both lay
+//                out shares by the measured links (flexreduce, flexrelay:
+//                then those measurements are what is wrong)
 //     then       the fastest measured, where an alternative must beat A by
 //                more than kWin
 //     later      the decided plan, where its window ran within kOwn of

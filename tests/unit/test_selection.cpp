@@ -609,6 +609,22 @@ static void test_model_check(void**) {
     assert_non_null(std::strstr(line.c_str(), "the network, not the plan; no more tries"));
     assert_int_equal(m.tried(m.size_class(h)), 2);
 
+    // The same with flexreduce and then flexrelay, which both lay their
+    // shares out by the measured links: those may be what is wrong, so a
+    // plan that does not weigh by them gets its turn, and wins.
+    const std::size_t ww = std::size_t(2) << 30;
+    t = check_window(m, ww, Algorithm::flexreduce, Algorithm::flexreduce, 2.0e-9);
+    assert_true(m.note(t, 2.0e-9, 0.8e-9, {Algorithm::flexrelay, Algorithm::tree}, {0.9e-9, 1.0e-9}, &line) ==
+                Algorithm::flexrelay);
+    t = check_window(m, ww, Algorithm::flexreduce, Algorithm::flexrelay, 2.1e-9);
+    assert_true(m.note(t, 2.1e-9, 0.9e-9, {Algorithm::tree}, {1.0e-9}, &line) == Algorithm::tree);
+    assert_null(std::strstr(line.c_str(), "no more tries"));
+    assert_non_null(std::strstr(line.c_str(), "tree predicted"));
+    t = check_window(m, ww, Algorithm::flexreduce, Algorithm::tree, 1.0e-9);
+    assert_true(m.note(t, 1.0e-9, 1.0e-9, {}, {}, &line) == Algorithm::tree);
+    assert_non_null(std::strstr(line.c_str(), "tree from now on"));
+    assert_int_equal(m.tried(m.size_class(ww)), 3);
+
     // A window extended at its pool turn: one more timed call pools again,
     // with the mean of all three samples.
     const std::size_t g = std::size_t(512) << 20;
