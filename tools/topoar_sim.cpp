@@ -97,7 +97,7 @@ const char* const kUsage =
     "  --flight BYTES          across hosts, bytes a rank keeps in flight to one\n"
     "                          peer (coll_topoar_flight_size: fewer rounds open,\n"
     "                          large calls' units at most half of it); 0: none\n"
-    "                          (four rounds open)                [64K]\n"
+    "                          (four rounds open); host data only [64K]\n"
     "  --wire-efficiency F     payload share of link bandwidth   [1]\n"
     "                          (0.94: TCP over Ethernet)\n"
     "  --handshake-delay T     rendezvous answer behind data     [0]\n"
@@ -490,7 +490,6 @@ Result evaluate(const Topology& topo, Algorithm alg, std::size_t bytes, const Op
     popt.pipeline_elems = u.pipeline_bytes ? std::max<std::size_t>(1, u.pipeline_bytes / o.elem) : 0;
     CostParams model = o.model;
     if (!o.cuda) model.segment_bytes = u.segment_bytes;  // device: the device model's own
-    if (o.cuda) model.flight_bytes = 0;                  // the device executor has no window
     if (alg == Algorithm::flexreduce && o.flex_calls > 0) {  // the paper's NCCL calls, not topoar's plan
         FlexLayout layout;
         double c0 = cpu_now();
