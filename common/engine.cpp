@@ -415,6 +415,18 @@ Status Engine::host_position(int* host, int* local, int* hosts) const {
     return Status::ok();
 }
 
+Status Engine::host_map(int* host_of, int size, int* hosts) const {
+    if (!ready_) return Status::internal("host_map before setup");
+    HostLayout l;
+    TOPOAR_TRY(host_layout(topology_, &l));
+    if (size != static_cast<int>(l.host_of.size()))
+        return Status::internal("host_map: " + std::to_string(size) + " entries for " +
+                                std::to_string(l.host_of.size()) + " ranks");
+    std::copy(l.host_of.begin(), l.host_of.end(), host_of);
+    *hosts = static_cast<int>(l.members.size());
+    return Status::ok();
+}
+
 // Runs prepared call's plan on every chunk of buf, one after the other.
 template <typename RunOne>
 static Status run_chunks(const PreparedCall& call, void* buf, RunOne run_one) {

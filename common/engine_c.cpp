@@ -716,6 +716,15 @@ int topoar_engine_host_position(topoar_engine_t* e, int* host, int* local, int* 
     }
 }
 
+int topoar_engine_host_map(topoar_engine_t* e, int* host_of, int size, int* hosts) {
+    try {
+        Status s = e->engine.host_map(host_of, size, hosts);
+        return s ? TOPOAR_OK : fail(e, s);
+    } catch (...) {
+        return fail(e, Status::internal("host_map: unknown exception"));
+    }
+}
+
 int topoar_engine_hands_down_all(const topoar_engine_t* e, const char** why) {
     try {
         if (!e->engine.hands_down_all()) return 0;

@@ -368,6 +368,11 @@ int topoar_engine_run_device(topoar_engine_t *engine, const topoar_call_t *call,
  * per-host communicator split. */
 int topoar_engine_host_position(topoar_engine_t *engine, int *host, int *local, int *hosts);
 
+/* After set-up: every rank's host index into host_of[0..size-1] (hosts in
+ * topology order, as above) and the number of hosts into *hosts; the same
+ * on every rank.  TOPOAR_ERR_UNSUPPORTED without a host level. */
+int topoar_engine_host_map(topoar_engine_t *engine, int *host_of, int size, int *hosts);
+
 /* Nonzero when every host call would be handed down (auto on a one-host
  * communicator without a rules file), whatever its size; the reason in
  * *why (left alone otherwise).  Known once set-up succeeded. */

@@ -64,6 +64,7 @@ typedef struct mca_coll_topoar_component_t {
     bool check_mem_type;      /* verify every rank passes the same memory type */
     int nccl_max_comms;       /* NCCL communicators per process at most */
     bool mem_type_cache;      /* cache host pointers in the memory-type question */
+    bool barrier;             /* take MPI_Barrier across hosts (coll_topoar_barrier) */
     int cuda_aware_mpi;       /* TOPOAR_CUDA_AWARE_* (coll_topoar_cuda_aware_mpi) */
     bool cuda_aware;          /* decided at open: device buffers go to the
                                * previous module unstaged */
@@ -129,6 +130,17 @@ typedef struct mca_coll_topoar_module_t {
     mca_coll_base_module_t *previous_iallreduce_module;
     mca_coll_base_module_allreduce_init_fn_t previous_allreduce_init;
     mca_coll_base_module_t *previous_allreduce_init_module;
+    /* MPI_Barrier across hosts (coll_topoar_barrier.c; NULL: not taken). */
+    mca_coll_base_module_barrier_fn_t previous_barrier;
+    mca_coll_base_module_t *previous_barrier_module;
+    /* The barrier's layout, made by the first blocking allreduce that finds
+     * topoar set up (the same call on every rank): bar_armed 1 topoar's
+     * barrier runs, 0 not yet decided, -1 the previous module's for good.
+     * bar_local: this host's ranks (ascending), this rank bar_local[bar_me];
+     * bar_leaders: each host's first rank, this host bar_leaders[bar_host]. */
+    int bar_armed;
+    int bar_nlocal, bar_me, *bar_local;
+    int bar_hosts, bar_host, *bar_leaders;
 
     topoar_engine_t *engine;
     int state;                /* TOPOAR_STATE_* */
@@ -140,6 +152,8 @@ typedef struct mca_coll_topoar_module_t {
     unsigned long long ifallback;
     unsigned long long phandled;  /* persistent allreduce, per start */
     unsigned long long pfallback;
+    unsigned long long bhandled;  /* MPI_Barrier: topoar / handed down */
+    unsigned long long bfallback;
     unsigned long long by_algorithm[TOPOAR_ALG_MAX];
     unsigned long long logged_classes; /* bit k: a 2^k-byte call was logged */
     const char *hand_down_all; /* set up, and auto hands every call down: why */
@@ -236,6 +250,11 @@ int mca_coll_topoar_run_fast(mca_coll_topoar_module_t *m, const topoar_call_t *c
 int mca_coll_topoar_failed(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, const char *where);
 void mca_coll_topoar_count(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm, size_t bytes,
                            int algorithm, int route);
+
+/* coll_topoar_barrier.c: the module's MPI_Barrier, and its layout, made
+ * (once) by a blocking allreduce that runs with topoar set up. */
+int mca_coll_topoar_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm);
 
 /* The host path of a call (no memory-type question). */
 int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf, void *rbuf, int count,

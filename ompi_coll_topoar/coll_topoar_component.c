@@ -88,6 +88,7 @@ static const struct {
     {"check_mem_type", offsetof(mca_coll_topoar_component_t, check_mem_type)},
     {"mem_type_cache", offsetof(mca_coll_topoar_component_t, mem_type_cache)},
     {"cuda_aware_mpi", offsetof(mca_coll_topoar_component_t, cuda_aware_mpi)},
+    {"barrier", offsetof(mca_coll_topoar_component_t, barrier)},
 };
 #define NUM_GLUE_FIELDS (sizeof(glue_fields) / sizeof(glue_fields[0]))
 
@@ -278,5 +279,9 @@ mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *c
     m->super.coll_allreduce = mca_coll_topoar_allreduce;
     m->super.coll_iallreduce = mca_coll_topoar_iallreduce;
     m->super.coll_allreduce_init = mca_coll_topoar_allreduce_init;
+    /* MPI_Barrier across hosts: enable keeps it only then. */
+    if (mca_coll_topoar_component.barrier && ompi_comm_size(comm) >= 2) {
+        m->super.coll_barrier = mca_coll_topoar_barrier;
+    }
     return &m->super;
 }

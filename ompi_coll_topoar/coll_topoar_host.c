@@ -179,6 +179,9 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
         return mca_coll_topoar_fallback(m, "topoar is off on this communicator (set-up or an earlier call failed)",
                                         sbuf, rbuf, count, dtype, op, comm);
     }
+    if (0 == m->bar_armed) { /* the barrier's layout: this call, alike on every rank */
+        mca_coll_topoar_barrier_arm(m, comm);
+    }
 
     /* The one question per call: hand down, or which plan.  Answered before
      * any copy or progress bookkeeping (auto on one host goes straight to

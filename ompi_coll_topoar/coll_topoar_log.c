@@ -73,6 +73,10 @@ static const struct {
      "once, at init; a request on device buffers whose starts run the blocking device path counts at "
      "every start)",
      offsetof(mca_coll_topoar_module_t, pfallback)},
+    {"barrier_handled", "MPI_Barrier calls on this communicator executed by topoar itself (coll_topoar_barrier)",
+     offsetof(mca_coll_topoar_module_t, bhandled)},
+    {"barrier_fallback", "MPI_Barrier calls on this communicator handed to the previous coll module",
+     offsetof(mca_coll_topoar_module_t, bfallback)},
 };
 
 int mca_coll_topoar_register_pvars(void)

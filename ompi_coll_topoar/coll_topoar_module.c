@@ -35,6 +35,13 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->previous_allreduce_init = NULL;
     m->previous_allreduce_init_module = NULL;
     m->ihandled = m->ifallback = m->phandled = m->pfallback = 0;
+    m->bhandled = m->bfallback = 0;
+    m->previous_barrier = NULL;
+    m->previous_barrier_module = NULL;
+    m->bar_armed = 0;
+    m->bar_nlocal = m->bar_me = m->bar_hosts = m->bar_host = 0;
+    m->bar_local = NULL;
+    m->bar_leaders = NULL;
     m->nb_setup = NULL;
     m->nb_records = NULL;
     m->nb_defaults = NULL;
@@ -81,6 +88,14 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
         OBJ_RELEASE(m->previous_allreduce_init_module);
         m->previous_allreduce_init_module = NULL;
     }
+    if (NULL != m->previous_barrier_module) {
+        OBJ_RELEASE(m->previous_barrier_module);
+        m->previous_barrier_module = NULL;
+    }
+    free(m->bar_local);
+    m->bar_local = NULL;
+    free(m->bar_leaders);
+    m->bar_leaders = NULL;
     if (NULL != m->engine) {
         topoar_engine_destroy(m->engine);
         m->engine = NULL;
@@ -125,6 +140,18 @@ int mca_coll_topoar_module_enable(mca_coll_base_module_t *module, struct ompi_co
         m->previous_allreduce_init_module = comm->c_coll->coll_allreduce_init_module;
         OBJ_RETAIN(m->previous_allreduce_init_module);
     }
+    /* MPI_Barrier (set by comm_query when coll_topoar_barrier is on):
+     * only across hosts, and only over a barrier to hand down to. */
+    if (NULL != m->super.coll_barrier) {
+        if (m->all_local || NULL == comm->c_coll->coll_barrier || NULL == comm->c_coll->coll_barrier_module) {
+            m->super.coll_barrier = NULL;
+        } else {
+            m->previous_barrier = comm->c_coll->coll_barrier;
+            m->previous_barrier_module = comm->c_coll->coll_barrier_module;
+            OBJ_RETAIN(m->previous_barrier_module);
+            MCA_COLL_TOPOAR_INSTALL(comm, barrier, mca_coll_topoar_barrier, module);
+        }
+    }
     /* coll_topoar_compat.h: Open MPI main's modules install themselves */
     MCA_COLL_TOPOAR_INSTALL(comm, allreduce, mca_coll_topoar_allreduce, module);
     MCA_COLL_TOPOAR_INSTALL(comm, iallreduce, mca_coll_topoar_iallreduce, module);
@@ -142,6 +169,9 @@ int mca_coll_topoar_module_disable(mca_coll_base_module_t *module, struct ompi_c
                             m->previous_allreduce_init_module);
     MCA_COLL_TOPOAR_RESTORE(comm, iallreduce, module, m->previous_iallreduce, m->previous_iallreduce_module);
     MCA_COLL_TOPOAR_RESTORE(comm, allreduce, module, m->previous_allreduce, m->previous_allreduce_module);
+    if (NULL != m->previous_barrier) {
+        MCA_COLL_TOPOAR_RESTORE(comm, barrier, module, m->previous_barrier, m->previous_barrier_module);
+    }
     return OMPI_SUCCESS;
 }
 #endif

@@ -196,6 +196,20 @@ for c in "${clusters[@]}"; do
             "$build/tests/mpi/test_allreduce" --quick --expect-topoar >"$tmp/flight.log" 2>&1
         result "cluster $label: correctness alg=tree, flight_size 32K ($((SECONDS - t0)) s)" $? "$tmp/flight.log"
     fi
+    # 2c. MPI_Barrier across hosts (coll_topoar_barrier): no rank leaves
+    # before the last enters, on the world, reversed, even and odd ranks;
+    # topoar's after the set-up where the communicator spans hosts (MPI_T),
+    # and never with coll_topoar_barrier 0 (cluster a).
+    t0=$SECONDS
+    run "${topoar[@]}" "$build/tests/mpi/test_barrier" --expect-topoar >"$tmp/barrier.log" 2>&1
+    result "cluster $label: MPI_Barrier across hosts ($((SECONDS - t0)) s)" $? "$tmp/barrier.log"
+    if [ "$label" = a ]; then
+        t0=$SECONDS
+        run "${topoar[@]}" --mca coll_topoar_barrier 0 "$build/tests/mpi/test_barrier" --rounds 20 \
+            --expect-previous >"$tmp/barrier.log" 2>&1
+        result "cluster $label: coll_topoar_barrier 0 leaves MPI_Barrier to the previous module ($((SECONDS - t0)) s)" \
+            $? "$tmp/barrier.log"
+    fi
     if [ "$label" != b ]; then
         # 3. Correctness does not depend on the contest: integer sums and
         # products that overflow, every integer type, OSU-style (not in

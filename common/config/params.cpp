@@ -307,7 +307,8 @@ std::vector<ParamInfo> make_table() {
         // The glue's own (ompi_coll_topoar/coll_topoar_component.c stores
         // them): not the engine's, registered by the same walk.
         {"priority", T::integer, "50", 6, false, false, true, nullptr,
-         "Priority of the topoar coll component (it only provides MPI_Allreduce); negative: not used. "
+         "Priority of the topoar coll component (it provides MPI_Allreduce, MPI_Iallreduce, persistent "
+         "allreduce and, across hosts, MPI_Barrier); negative: not used. "
          "Settable through MPI_T at run time: applies to communicators created afterwards "
          "(topoar_tune --compare --previous uses this to measure the module topoar hands calls to).",
          true, ParamScope::all},
@@ -349,6 +350,13 @@ std::vector<ParamInfo> make_table() {
          "opens), never always stages them through pinned host memory, always gives them unstaged "
          "without asking. Must be the same on all ranks.",
          true, ParamScope::all, kCudaAwareKeywords},
+        {"barrier", T::boolean, "1", 5, false, false, false, nullptr,
+         "MPI_Barrier on communicators that span hosts: the ranks of each host report to its first rank "
+         "along a binomial tree, those first ranks meet in a dissemination barrier (one message each way "
+         "between two hosts per round) and release their hosts' ranks. Taken from the first blocking "
+         "MPI_Allreduce that runs with topoar set up on the communicator; before it, within one host, or "
+         "0: the previous module's barrier. Must be the same on all ranks.",
+         true, ParamScope::all},
     };
 }
 

@@ -1,0 +1,183 @@
+/*
+ * topoar's MPI_Barrier on communicators that span hosts.  The ranks of a
+ * host report to its first rank along a binomial tree (zero-byte messages
+ * within the host), the hosts' first ranks meet in a dissemination barrier
+ * (round k: each sends to the host k after it and hears from the host k
+ * before it, ceil(log2 hosts) rounds), and each first rank releases its
+ * host's ranks back down the tree.  Between two hosts that is one message
+ * each way per round, where a flat barrier over every rank sends several.
+ *
+ * Which barrier runs is decided alike on every rank: topoar's only once
+ * the layout is made, by the first blocking allreduce that runs with
+ * topoar set up (mca_coll_topoar_barrier_arm, the same call on every
+ * rank); before that, when the layout cannot be made (no host level), or
+ * with coll_topoar_barrier 0 (then the module takes no barrier at all),
+ * the previous module's.
+ */
+#include "coll_topoar.h"
+
+#include <stdlib.h>
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+#include "opal/util/output.h"
+
+void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm)
+{
+    const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    int *host_of, hosts = 0, h;
+
+    if (0 != m->bar_armed) {
+        return;
+    }
+    m->bar_armed = -1;
+    if (NULL == m->previous_barrier || NULL == m->engine) {
+        return;
+    }
+    host_of = malloc((size_t) size * sizeof(int));
+    if (NULL == host_of) {
+        return;
+    }
+    if (TOPOAR_OK != topoar_engine_host_map(m->engine, host_of, size, &hosts) || hosts < 2) {
+        opal_output_verbose(20, mca_coll_topoar_component.output,
+                            "coll:topoar: %s: MPI_Barrier stays the previous module's (%s)", comm->c_name,
+                            hosts < 2 && hosts > 0 ? "one host" : topoar_engine_error(m->engine));
+        free(host_of);
+        return;
+    }
+    m->bar_local = malloc((size_t) size * sizeof(int));
+    m->bar_leaders = malloc((size_t) hosts * sizeof(int));
+    if (NULL == m->bar_local || NULL == m->bar_leaders) {
+        free(m->bar_local);
+        free(m->bar_leaders);
+        m->bar_local = m->bar_leaders = NULL;
+        free(host_of);
+        return;
+    }
+    for (h = 0; h < hosts; ++h) {
+        m->bar_leaders[h] = -1;
+    }
+    m->bar_nlocal = 0;
+    m->bar_host = host_of[rank];
+    for (int r = 0; r < size; ++r) { /* ascending: a host's first rank leads it */
+        h = host_of[r];
+        if (h < 0 || h >= hosts) {
+            break;
+        }
+        if (m->bar_leaders[h] < 0) {
+            m->bar_leaders[h] = r;
+        }
+        if (h == m->bar_host) {
+            if (r == rank) {
+                m->bar_me = m->bar_nlocal;
+            }
+            m->bar_local[m->bar_nlocal++] = r;
+        }
+    }
+    free(host_of);
+    for (h = 0; h < hosts && m->bar_leaders[h] >= 0; ++h) {
+    }
+    if (h < hosts) { /* a host index out of range, or a host without ranks: not a layout */
+        opal_output(0, "coll:topoar: %s: the host map is not a layout; MPI_Barrier stays the previous module's",
+                    comm->c_name);
+        return;
+    }
+    m->bar_hosts = hosts;
+    m->bar_armed = 1;
+    if (0 == rank) {
+        opal_output_verbose(20, mca_coll_topoar_component.output,
+                            "coll:topoar: %s: MPI_Barrier is topoar's: %d hosts, their first ranks in a "
+                            "dissemination barrier", comm->c_name, hosts);
+    }
+}
+
+static int send0(int peer, struct ompi_communicator_t *comm)
+{
+    return MCA_PML_CALL(send(NULL, 0, MPI_BYTE, peer, MCA_COLL_BASE_TAG_BARRIER, MCA_PML_BASE_SEND_STANDARD, comm));
+}
+
+static int recv0(int peer, struct ompi_communicator_t *comm)
+{
+    return MCA_PML_CALL(recv(NULL, 0, MPI_BYTE, peer, MCA_COLL_BASE_TAG_BARRIER, comm, MPI_STATUS_IGNORE));
+}
+
+static int run_barrier(const mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm)
+{
+    const int n = m->bar_nlocal, i = m->bar_me;
+    const int *local = m->bar_local;
+    int rc = OMPI_SUCCESS, mask, top;
+
+    /* In: a rank hears from its children (i + mask below its lowest set
+     * bit), then tells its parent (i minus that bit). */
+    for (mask = 1; mask < n; mask <<= 1) {
+        if (i & mask) {
+            rc = send0(local[i - mask], comm);
+            break;
+        }
+        if (i + mask < n && OMPI_SUCCESS != (rc = recv0(local[i + mask], comm))) {
+            return rc;
+        }
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    /* Across hosts: the first ranks. */
+    if (0 == i) {
+        const int hosts = m->bar_hosts, h = m->bar_host;
+        for (int k = 1; k < hosts; k <<= 1) {
+            ompi_request_t *req = MPI_REQUEST_NULL;
+            rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, m->bar_leaders[(h - k + hosts) % hosts],
+                                    MCA_COLL_BASE_TAG_BARRIER, comm, &req));
+            if (OMPI_SUCCESS != rc) {
+                return rc;
+            }
+            rc = send0(m->bar_leaders[(h + k) % hosts], comm);
+            if (OMPI_SUCCESS != rc) {
+                (void) ompi_request_cancel(req);
+                (void) ompi_request_wait(&req, MPI_STATUS_IGNORE);
+                return rc;
+            }
+            rc = ompi_request_wait(&req, MPI_STATUS_IGNORE);
+            if (OMPI_SUCCESS != rc) {
+                return rc;
+            }
+        }
+    }
+    /* Out: down the same tree. */
+    if (0 == i) {
+        for (top = 1; top < n; top <<= 1) {
+        }
+    } else {
+        top = i & -i;
+        if (OMPI_SUCCESS != (rc = recv0(local[i - top], comm))) {
+            return rc;
+        }
+    }
+    for (mask = top >> 1; mask > 0; mask >>= 1) {
+        if (i + mask < n && OMPI_SUCCESS != (rc = send0(local[i + mask], comm))) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_topoar_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_topoar_module_t *m = (mca_coll_topoar_module_t *) module;
+    int rc;
+
+    if (1 != m->bar_armed) {
+        mca_coll_topoar_bump(&m->bfallback);
+        return m->previous_barrier(comm, m->previous_barrier_module);
+    }
+    rc = run_barrier(m, comm);
+    if (OMPI_SUCCESS != rc) {
+        opal_output(0, "coll:topoar: %s: MPI_Barrier failed on rank %d (error %d)", comm->c_name,
+                    ompi_comm_rank(comm), rc);
+        return rc;
+    }
+    mca_coll_topoar_bump(&m->bhandled);
+    return OMPI_SUCCESS;
+}
