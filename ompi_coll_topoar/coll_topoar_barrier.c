@@ -1,10 +1,12 @@
 /*
  * topoar's MPI_Barrier on communicators that span hosts.  The ranks of a
  * host report to its first rank along a binomial tree (zero-byte messages
- * within the host), the hosts' first ranks meet in a dissemination barrier
- * (round k: each sends to the host k after it and hears from the host k
- * before it, ceil(log2 hosts) rounds), and each first rank releases its
- * host's ranks back down the tree.  Between two hosts that is one message
+ * within the host), the hosts' first ranks meet in a barrier of their own
+ * (ceil(log2 hosts) rounds: with a power of two hosts a pairwise exchange
+ * with host h ^ k in round k, hosts in topology order so that the first
+ * rounds stay within a rack; otherwise dissemination, each sending to the
+ * host k after it and hearing from the host k before it), and each first
+ * rank releases its host's ranks back down the tree.  Between two hosts that is one message
  * each way per round, where a flat barrier over every rank sends several.
  *
  * Which barrier runs is decided alike on every rank: topoar's only once
@@ -88,8 +90,8 @@ void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_commun
     m->bar_armed = 1;
     if (0 == rank) {
         opal_output_verbose(20, mca_coll_topoar_component.output,
-                            "coll:topoar: %s: MPI_Barrier is topoar's: %d hosts, their first ranks in a "
-                            "dissemination barrier", comm->c_name, hosts);
+                            "coll:topoar: %s: MPI_Barrier is topoar's: %d hosts, their first ranks in a %s",
+                            comm->c_name, hosts, 0 == (hosts & (hosts - 1)) ? "pairwise exchange" : "dissemination");
     }
 }
 
@@ -128,12 +130,15 @@ static int run_barrier(const mca_coll_topoar_module_t *m, struct ompi_communicat
         const int hosts = m->bar_hosts, h = m->bar_host;
         for (int k = 1; k < hosts; k <<= 1) {
             ompi_request_t *req = MPI_REQUEST_NULL;
-            rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, m->bar_leaders[(h - k + hosts) % hosts],
-                                    MCA_COLL_BASE_TAG_BARRIER, comm, &req));
+            /* A power of two: pairwise exchange (hosts in topology order,
+             * so the first rounds stay within racks); else dissemination. */
+            const int pow2 = 0 == (hosts & (hosts - 1));
+            const int from = pow2 ? h ^ k : (h - k + hosts) % hosts, to = pow2 ? h ^ k : (h + k) % hosts;
+            rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, m->bar_leaders[from], MCA_COLL_BASE_TAG_BARRIER, comm, &req));
             if (OMPI_SUCCESS != rc) {
                 return rc;
             }
-            rc = send0(m->bar_leaders[(h + k) % hosts], comm);
+            rc = send0(m->bar_leaders[to], comm);
             if (OMPI_SUCCESS != rc) {
                 (void) ompi_request_cancel(req);
                 (void) ompi_request_wait(&req, MPI_STATUS_IGNORE);

@@ -352,9 +352,9 @@ std::vector<ParamInfo> make_table() {
          true, ParamScope::all, kCudaAwareKeywords},
         {"barrier", T::boolean, "1", 5, false, false, false, nullptr,
          "MPI_Barrier on communicators that span hosts: the ranks of each host report to its first rank "
-         "along a binomial tree, those first ranks meet in a dissemination barrier (one message each way "
-         "between two hosts per round) and release their hosts' ranks. Taken from the first blocking "
-         "MPI_Allreduce that runs with topoar set up on the communicator; before it, within one host, or "
+         "along a binomial tree, those first ranks meet in a barrier of their own (pairwise exchange "
+         "for a power of two hosts, else dissemination; one message each way between two hosts per "
+         "round) and release their hosts' ranks. Taken from the first blocking MPI_Allreduce that runs with topoar set up on the communicator; before it, within one host, or "
          "0: the previous module's barrier. Must be the same on all ranks.",
          true, ParamScope::all},
     };
