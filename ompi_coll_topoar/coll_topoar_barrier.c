@@ -66,6 +66,7 @@ void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_commun
     for (int r = 0; r < size; ++r) { /* ascending: a host's first rank leads it */
         h = host_of[r];
         if (h < 0 || h >= hosts) {
+            m->bar_leaders[0] = -1; /* not a layout (below) */
             break;
         }
         if (m->bar_leaders[h] < 0) {
