@@ -406,25 +406,17 @@ Status Engine::hier_plan_for(std::size_t count, std::size_t elem_size, std::size
 }
 
 Status Engine::host_position(int* host, int* local, int* hosts) const {
-    if (!ready_) return Status::internal("host_position before setup");
     HostLayout l;
-    TOPOAR_TRY(host_layout(topology_, &l));
+    TOPOAR_TRY(host_layout_of(&l));
     *host = l.host_of[static_cast<std::size_t>(rank_)];
     *local = l.local_of[static_cast<std::size_t>(rank_)];
     *hosts = static_cast<int>(l.members.size());
     return Status::ok();
 }
 
-Status Engine::host_map(int* host_of, int size, int* hosts) const {
-    if (!ready_) return Status::internal("host_map before setup");
-    HostLayout l;
-    TOPOAR_TRY(host_layout(topology_, &l));
-    if (size != static_cast<int>(l.host_of.size()))
-        return Status::internal("host_map: " + std::to_string(size) + " entries for " +
-                                std::to_string(l.host_of.size()) + " ranks");
-    std::copy(l.host_of.begin(), l.host_of.end(), host_of);
-    *hosts = static_cast<int>(l.members.size());
-    return Status::ok();
+Status Engine::host_layout_of(HostLayout* out) const {
+    if (!ready_) return Status::internal("host layout before setup");
+    return host_layout(topology_, out);
 }
 
 // Runs prepared call's plan on every chunk of buf, one after the other.

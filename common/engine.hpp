@@ -43,6 +43,7 @@
 namespace topoar {
 
 class CallOperation;  // engine/call_operation.hpp
+struct HostLayout;    // planners/planner_nccl_hier.hpp
 
 // Origin, Decision: engine/selection.hpp.
 
@@ -224,10 +225,10 @@ public:
     // nccl_hier's view of this rank (set up): its host's index and its own
     // index there, or unsupported (no host level).
     Status host_position(int* host, int* local, int* hosts) const;
-    // Every rank's host index (host_of[r], size() entries, hosts in
-    // topology order) and the number of hosts; unsupported without a host
-    // level.  The same on every rank.
-    Status host_map(int* host_of, int size, int* hosts) const;
+    // The hosts of the set-up topology (planners/planner_nccl_hier.hpp:
+    // hosts in topology order, each host's ranks ascending), or
+    // unsupported (no host level).  host_position reads the same layout.
+    Status host_layout_of(HostLayout* out) const;
     // Whether online adaptation times a host call (run() then measures it).
     bool timed(const PreparedCall& call) const;
     // Whether the next prepare() of the same count, element size and kind

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <exception>
 #include <new>
 #include <sstream>
@@ -16,6 +17,7 @@
 
 #include "engine.hpp"
 #include "engine/call_operation.hpp"
+#include "planners/planner_nccl_hier.hpp"
 #include "topology/nic_probe.hpp"
 
 
@@ -716,12 +718,22 @@ int topoar_engine_host_position(topoar_engine_t* e, int* host, int* local, int* 
     }
 }
 
-int topoar_engine_host_map(topoar_engine_t* e, int* host_of, int size, int* hosts) {
+int topoar_engine_host_layout(topoar_engine_t* e, topoar_host_layout_t* out) {
     try {
-        Status s = e->engine.host_map(host_of, size, hosts);
-        return s ? TOPOAR_OK : fail(e, s);
+        HostLayout l;
+        Status s = e->engine.host_layout_of(&l);
+        if (!s) return fail(e, s);
+        const auto me = static_cast<std::size_t>(e->engine.rank());
+        const std::vector<int>& mine = l.members[static_cast<std::size_t>(l.host_of[me])];
+        out->hosts = static_cast<int>(l.members.size());
+        out->host = l.host_of[me];
+        out->nlocal = static_cast<int>(mine.size());
+        out->me = l.local_of[me];
+        std::copy(mine.begin(), mine.end(), out->local);
+        for (std::size_t h = 0; h < l.members.size(); ++h) out->leaders[h] = l.members[h].front();
+        return TOPOAR_OK;
     } catch (...) {
-        return fail(e, Status::internal("host_map: unknown exception"));
+        return fail(e, Status::internal("host_layout: unknown exception"));
     }
 }
 

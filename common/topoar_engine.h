@@ -368,10 +368,19 @@ int topoar_engine_run_device(topoar_engine_t *engine, const topoar_call_t *call,
  * per-host communicator split. */
 int topoar_engine_host_position(topoar_engine_t *engine, int *host, int *local, int *hosts);
 
-/* After set-up: every rank's host index into host_of[0..size-1] (hosts in
- * topology order, as above) and the number of hosts into *hosts; the same
- * on every rank.  TOPOAR_ERR_UNSUPPORTED without a host level. */
-int topoar_engine_host_map(topoar_engine_t *engine, int *host_of, int size, int *hosts);
+/* After set-up, this rank's host (hosts in topology order, as above; the
+ * same layout on every rank): the number of hosts and this rank's host
+ * index; this host's ranks, ascending, into local[0..nlocal-1], this rank
+ * being local[me]; each host's first rank into leaders[0..hosts-1].
+ * local and leaders are the caller's arrays of the communicator's size.
+ * TOPOAR_ERR_UNSUPPORTED without a host level. */
+typedef struct topoar_host_layout {
+    int hosts, host;
+    int nlocal, me;
+    int *local;
+    int *leaders;
+} topoar_host_layout_t;
+int topoar_engine_host_layout(topoar_engine_t *engine, topoar_host_layout_t *out);
 
 /* Nonzero when every host call would be handed down (auto on a one-host
  * communicator without a rules file), whatever its size; the reason in

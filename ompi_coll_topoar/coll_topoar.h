@@ -133,14 +133,12 @@ typedef struct mca_coll_topoar_module_t {
     /* MPI_Barrier across hosts (coll_topoar_barrier.c; NULL: not taken). */
     mca_coll_base_module_barrier_fn_t previous_barrier;
     mca_coll_base_module_t *previous_barrier_module;
-    /* The barrier's layout, made by the first blocking allreduce that finds
-     * topoar set up (the same call on every rank): bar_armed 1 topoar's
-     * barrier runs, 0 not yet decided, -1 the previous module's for good.
-     * bar_local: this host's ranks (ascending), this rank bar_local[bar_me];
-     * bar_leaders: each host's first rank, this host bar_leaders[bar_host]. */
+    /* The barrier's layout (topoar_engine_host_layout), taken by the first
+     * blocking allreduce that finds topoar set up (the same call on every
+     * rank): bar_armed 1 topoar's barrier runs, 0 not yet decided, -1 the
+     * previous module's for good. */
     int bar_armed;
-    int bar_nlocal, bar_me, *bar_local;
-    int bar_hosts, bar_host, *bar_leaders;
+    topoar_host_layout_t bar;
 
     topoar_engine_t *engine;
     int state;                /* TOPOAR_STATE_* */

@@ -28,8 +28,7 @@
 
 void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm)
 {
-    const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
-    int *host_of, hosts = 0, h;
+    const int size = ompi_comm_size(comm);
 
     if (0 != m->bar_armed) {
         return;
@@ -38,61 +37,23 @@ void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_commun
     if (NULL == m->previous_barrier || NULL == m->engine) {
         return;
     }
-    host_of = malloc((size_t) size * sizeof(int));
-    if (NULL == host_of) {
-        return;
+    m->bar.local = malloc((size_t) size * sizeof(int));
+    m->bar.leaders = malloc((size_t) size * sizeof(int));
+    if (NULL == m->bar.local || NULL == m->bar.leaders) {
+        return; /* freed with the module */
     }
-    if (TOPOAR_OK != topoar_engine_host_map(m->engine, host_of, size, &hosts) || hosts < 2) {
+    if (TOPOAR_OK != topoar_engine_host_layout(m->engine, &m->bar) || m->bar.hosts < 2) {
         opal_output_verbose(20, mca_coll_topoar_component.output,
                             "coll:topoar: %s: MPI_Barrier stays the previous module's (%s)", comm->c_name,
-                            hosts < 2 && hosts > 0 ? "one host" : topoar_engine_error(m->engine));
-        free(host_of);
+                            1 == m->bar.hosts ? "one host" : topoar_engine_error(m->engine));
         return;
     }
-    m->bar_local = malloc((size_t) size * sizeof(int));
-    m->bar_leaders = malloc((size_t) hosts * sizeof(int));
-    if (NULL == m->bar_local || NULL == m->bar_leaders) {
-        free(m->bar_local);
-        free(m->bar_leaders);
-        m->bar_local = m->bar_leaders = NULL;
-        free(host_of);
-        return;
-    }
-    for (h = 0; h < hosts; ++h) {
-        m->bar_leaders[h] = -1;
-    }
-    m->bar_nlocal = 0;
-    m->bar_host = host_of[rank];
-    for (int r = 0; r < size; ++r) { /* ascending: a host's first rank leads it */
-        h = host_of[r];
-        if (h < 0 || h >= hosts) {
-            m->bar_leaders[0] = -1; /* not a layout (below) */
-            break;
-        }
-        if (m->bar_leaders[h] < 0) {
-            m->bar_leaders[h] = r;
-        }
-        if (h == m->bar_host) {
-            if (r == rank) {
-                m->bar_me = m->bar_nlocal;
-            }
-            m->bar_local[m->bar_nlocal++] = r;
-        }
-    }
-    free(host_of);
-    for (h = 0; h < hosts && m->bar_leaders[h] >= 0; ++h) {
-    }
-    if (h < hosts) { /* a host index out of range, or a host without ranks: not a layout */
-        opal_output(0, "coll:topoar: %s: the host map is not a layout; MPI_Barrier stays the previous module's",
-                    comm->c_name);
-        return;
-    }
-    m->bar_hosts = hosts;
     m->bar_armed = 1;
-    if (0 == rank) {
+    if (0 == ompi_comm_rank(comm)) {
         opal_output_verbose(20, mca_coll_topoar_component.output,
                             "coll:topoar: %s: MPI_Barrier is topoar's: %d hosts, their first ranks in a %s",
-                            comm->c_name, hosts, 0 == (hosts & (hosts - 1)) ? "pairwise exchange" : "dissemination");
+                            comm->c_name, m->bar.hosts,
+                            0 == (m->bar.hosts & (m->bar.hosts - 1)) ? "pairwise exchange" : "dissemination");
     }
 }
 
@@ -108,8 +69,8 @@ static int recv0(int peer, struct ompi_communicator_t *comm)
 
 static int run_barrier(const mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm)
 {
-    const int n = m->bar_nlocal, i = m->bar_me;
-    const int *local = m->bar_local;
+    const int n = m->bar.nlocal, i = m->bar.me;
+    const int *local = m->bar.local;
     int rc = OMPI_SUCCESS, mask, top;
 
     /* In: a rank hears from its children (i + mask below its lowest set
@@ -128,18 +89,18 @@ static int run_barrier(const mca_coll_topoar_module_t *m, struct ompi_communicat
     }
     /* Across hosts: the first ranks. */
     if (0 == i) {
-        const int hosts = m->bar_hosts, h = m->bar_host;
+        const int hosts = m->bar.hosts, h = m->bar.host;
         for (int k = 1; k < hosts; k <<= 1) {
             ompi_request_t *req = MPI_REQUEST_NULL;
             /* A power of two: pairwise exchange (hosts in topology order,
              * so the first rounds stay within racks); else dissemination. */
             const int pow2 = 0 == (hosts & (hosts - 1));
             const int from = pow2 ? h ^ k : (h - k + hosts) % hosts, to = pow2 ? h ^ k : (h + k) % hosts;
-            rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, m->bar_leaders[from], MCA_COLL_BASE_TAG_BARRIER, comm, &req));
+            rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, m->bar.leaders[from], MCA_COLL_BASE_TAG_BARRIER, comm, &req));
             if (OMPI_SUCCESS != rc) {
                 return rc;
             }
-            rc = send0(m->bar_leaders[to], comm);
+            rc = send0(m->bar.leaders[to], comm);
             if (OMPI_SUCCESS != rc) {
                 (void) ompi_request_cancel(req);
                 (void) ompi_request_wait(&req, MPI_STATUS_IGNORE);

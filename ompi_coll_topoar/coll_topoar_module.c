@@ -39,9 +39,7 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->previous_barrier = NULL;
     m->previous_barrier_module = NULL;
     m->bar_armed = 0;
-    m->bar_nlocal = m->bar_me = m->bar_hosts = m->bar_host = 0;
-    m->bar_local = NULL;
-    m->bar_leaders = NULL;
+    memset(&m->bar, 0, sizeof(m->bar));
     m->nb_setup = NULL;
     m->nb_records = NULL;
     m->nb_defaults = NULL;
@@ -92,10 +90,10 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
         OBJ_RELEASE(m->previous_barrier_module);
         m->previous_barrier_module = NULL;
     }
-    free(m->bar_local);
-    m->bar_local = NULL;
-    free(m->bar_leaders);
-    m->bar_leaders = NULL;
+    free(m->bar.local);
+    m->bar.local = NULL;
+    free(m->bar.leaders);
+    m->bar.leaders = NULL;
     if (NULL != m->engine) {
         topoar_engine_destroy(m->engine);
         m->engine = NULL;
