@@ -1,19 +1,11 @@
 #!/bin/bash
-# btrun.sh NAME ROUNDS -- UPARGS: MPI_Barrier latency (bt.c) on/off/han/tuned
+# btrun.sh NAME ROUNDS -- UPARGS: MPI_Barrier latency (bt.c built as /work/exp/bar/bt), jobs on off tuned han
 name=$1; rounds=$2; shift 3
-top=/work/main; tc=$top/tests/cluster/topoar-cluster
-$tc up --name $name "$@" >/dev/null 2>&1 || { echo up failed; exit 1; }
-trap "$tc down --name $name >/dev/null 2>&1" EXIT
-P=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+. "$(dirname "$0")/jobs.sh"
 for r in $(seq $rounds); do
  for job in ${JOBS:-on off tuned han}; do
-  case $job in
-    on) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self);;
-    off) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_barrier 0);;
-    han) comp=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100);;
-    tuned) comp=(--mca coll tuned,libnbc,basic,self);;
-  esac
-  v=$(timeout 300 $tc run --name $name ${MAP:-} -- "${comp[@]}" /work/exp/bar/bt ${N:-3000} 2>&1 | grep barrier)
+  comp_for $job
+  v=$(timeout 300 $tc run --name $name ${MAP:-} -- "${comp[@]}" /work/exp/bar/bt ${N:-3000} 2>&1 | grep "^barrier")
   echo "$r $job $v"
  done
 done
