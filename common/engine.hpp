@@ -174,6 +174,10 @@ public:
     // Tests: the contests' outcomes go to and come from `store` instead of
     // the process's (simulated ranks in one process, each its own).
     void use_outcome_store(OutcomeStore* store) { selection_.use_outcome_store(store); }
+    // MPI_Barrier's kind kept for communicators of this shape
+    // (Selection::barrier_outcome, keep_barrier_outcome).
+    int barrier_outcome() const { return selection_.barrier_outcome(); }
+    void keep_barrier_outcome(int kind) { selection_.keep_barrier_outcome(kind); }
     const Adaptation& adaptation() const { return adaptation_; }
     // What decided a prepared call, for people: "forced", "cost model",
     // "default", a rule's "file:line", or "FILE:LINE (ALG unsupported

@@ -737,6 +737,21 @@ int topoar_engine_host_layout(topoar_engine_t* e, topoar_host_layout_t* out) {
     }
 }
 
+int topoar_engine_barrier_kept(const topoar_engine_t* e) {
+    static_assert(TOPOAR_BARRIER_KEPT_PREVIOUS == Selection::kBarrierPrevious &&
+                      TOPOAR_BARRIER_KEPT_TOPOAR == Selection::kBarrierTopoar,
+                  "C and C++ barrier kinds differ");
+    return e->engine.barrier_outcome();
+}
+
+void topoar_engine_keep_barrier(topoar_engine_t* e, int kind) {
+    try {
+        e->engine.keep_barrier_outcome(kind);
+    } catch (...) {
+        // the store could not grow: the next communicator times again
+    }
+}
+
 int topoar_engine_hands_down_all(const topoar_engine_t* e, const char** why) {
     try {
         if (!e->engine.hands_down_all()) return 0;

@@ -382,6 +382,16 @@ typedef struct topoar_host_layout {
 } topoar_host_layout_t;
 int topoar_engine_host_layout(topoar_engine_t *engine, topoar_host_layout_t *out);
 
+/* MPI_Barrier's kind for this communicator as earlier communicators of
+ * the same shape settled it, agreed at set-up (every rank the same):
+ * TOPOAR_BARRIER_KEPT_NONE, _PREVIOUS or _TOPOAR.  Keep this
+ * communicator's with topoar_engine_keep_barrier (every rank alike: the
+ * same agreed result).  Both do nothing useful unless auto's small-message
+ * contests can run on the communicator (the store's key is theirs). */
+enum { TOPOAR_BARRIER_KEPT_NONE = 0, TOPOAR_BARRIER_KEPT_PREVIOUS = 1, TOPOAR_BARRIER_KEPT_TOPOAR = 2 };
+int topoar_engine_barrier_kept(const topoar_engine_t *engine);
+void topoar_engine_keep_barrier(topoar_engine_t *engine, int kind);
+
 /* Nonzero when every host call would be handed down (auto on a one-host
  * communicator without a rules file), whatever its size; the reason in
  * *why (left alone otherwise).  Known once set-up succeeded. */

@@ -64,7 +64,8 @@ typedef struct mca_coll_topoar_component_t {
     bool check_mem_type;      /* verify every rank passes the same memory type */
     int nccl_max_comms;       /* NCCL communicators per process at most */
     bool mem_type_cache;      /* cache host pointers in the memory-type question */
-    bool barrier;             /* take MPI_Barrier across hosts (coll_topoar_barrier) */
+    int barrier;              /* TOPOAR_BARRIER_* (coll_topoar_barrier) */
+    int barrier_trial;        /* barriers of each kind auto times (coll_topoar_barrier_trial) */
     int cuda_aware_mpi;       /* TOPOAR_CUDA_AWARE_* (coll_topoar_cuda_aware_mpi) */
     bool cuda_aware;          /* decided at open: device buffers go to the
                                * previous module unstaged */
@@ -79,6 +80,13 @@ enum {
     TOPOAR_CUDA_AWARE_NEVER = 0,  /* always stage through pinned host memory */
     TOPOAR_CUDA_AWARE_AUTO = 1,   /* when MPIX_Query_cuda_support() says so */
     TOPOAR_CUDA_AWARE_ALWAYS = 2, /* without asking (an MPI the query does not know) */
+};
+
+/* coll_topoar_barrier: which MPI_Barrier runs across hosts. */
+enum {
+    TOPOAR_BARRIER_NEVER = 0,  /* the previous module's, always */
+    TOPOAR_BARRIER_AUTO = 1,   /* the faster of topoar's and the previous one's, timed once */
+    TOPOAR_BARRIER_ALWAYS = 2, /* topoar's, untimed */
 };
 
 MCA_COLL_TOPOAR_DECLSPEC extern mca_coll_topoar_component_t mca_coll_topoar_component;

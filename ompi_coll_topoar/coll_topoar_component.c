@@ -89,6 +89,7 @@ static const struct {
     {"mem_type_cache", offsetof(mca_coll_topoar_component_t, mem_type_cache)},
     {"cuda_aware_mpi", offsetof(mca_coll_topoar_component_t, cuda_aware_mpi)},
     {"barrier", offsetof(mca_coll_topoar_component_t, barrier)},
+    {"barrier_trial", offsetof(mca_coll_topoar_component_t, barrier_trial)},
 };
 #define NUM_GLUE_FIELDS (sizeof(glue_fields) / sizeof(glue_fields[0]))
 
@@ -280,7 +281,7 @@ mca_coll_base_module_t *mca_coll_topoar_comm_query(struct ompi_communicator_t *c
     m->super.coll_iallreduce = mca_coll_topoar_iallreduce;
     m->super.coll_allreduce_init = mca_coll_topoar_allreduce_init;
     /* MPI_Barrier across hosts: enable keeps it only then. */
-    if (mca_coll_topoar_component.barrier && ompi_comm_size(comm) >= 2) {
+    if (TOPOAR_BARRIER_NEVER != mca_coll_topoar_component.barrier && ompi_comm_size(comm) >= 2) {
         m->super.coll_barrier = mca_coll_topoar_barrier;
     }
     return &m->super;

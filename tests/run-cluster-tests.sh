@@ -198,11 +198,19 @@ for c in "${clusters[@]}"; do
     fi
     # 2c. MPI_Barrier across hosts (coll_topoar_barrier): no rank leaves
     # before the last enters, on the world, reversed, even and odd ranks;
-    # topoar's after the set-up where the communicator spans hosts (MPI_T),
-    # and never with coll_topoar_barrier 0 (cluster a).
+    # with always topoar's after the set-up where the communicator spans
+    # hosts (MPI_T); with auto (the default: both timed, the faster kept)
+    # one kind after the set-up, alike on every rank; with never (0)
+    # the previous module's (cluster a).
     t0=$SECONDS
-    run "${topoar[@]}" "$build/tests/mpi/test_barrier" --expect-topoar >"$tmp/barrier.log" 2>&1
+    run "${topoar[@]}" --mca coll_topoar_barrier always "$build/tests/mpi/test_barrier" --expect-topoar \
+        >"$tmp/barrier.log" 2>&1
     result "cluster $label: MPI_Barrier across hosts ($((SECONDS - t0)) s)" $? "$tmp/barrier.log"
+    t0=$SECONDS
+    run "${topoar[@]}" --mca coll_topoar_verbose 20 "$build/tests/mpi/test_barrier" --rounds 20 --expect-one-kind \
+        >"$tmp/barrier.log" 2>&1 && grep -q "MPI_Barrier timed" "$tmp/barrier.log"
+    result "cluster $label: MPI_Barrier auto: timed, one kind kept alike on every rank ($((SECONDS - t0)) s)" $? \
+        "$tmp/barrier.log"
     if [ "$label" = a ]; then
         t0=$SECONDS
         run "${topoar[@]}" --mca coll_topoar_barrier 0 "$build/tests/mpi/test_barrier" --rounds 20 \

@@ -66,6 +66,8 @@ const char* const kAssumedModelOverhead = "40us";
 // coll_topoar_cuda_aware_mpi's values, by number (TOPOAR_CUDA_AWARE_* in
 // ompi_coll_topoar/coll_topoar.h).
 const char* const kCudaAwareKeywords[] = {"never", "auto", "always", nullptr};
+// coll_topoar_barrier (TOPOAR_BARRIER_* in the glue, valued by index).
+const char* const kBarrierKeywords[] = {"never", "auto", "always", nullptr};
 
 std::vector<ParamInfo> make_table() {
     using T = ParamType;
@@ -350,12 +352,23 @@ std::vector<ParamInfo> make_table() {
          "opens), never always stages them through pinned host memory, always gives them unstaged "
          "without asking. Must be the same on all ranks.",
          true, ParamScope::all, kCudaAwareKeywords},
-        {"barrier", T::boolean, "1", 5, false, false, false, nullptr,
-         "MPI_Barrier on communicators that span hosts: the ranks of each host report to its first rank "
-         "along a binomial tree, those first ranks meet in a barrier of their own (pairwise exchange "
-         "for a power of two hosts, else dissemination; one message each way between two hosts per "
-         "round) and release their hosts' ranks. Taken from the first blocking MPI_Allreduce that runs with topoar set up on the communicator; before it, within one host, or "
-         "0: the previous module's barrier. Must be the same on all ranks.",
+        {"barrier", T::keyword, "auto", 5, false, false, false, nullptr,
+         "MPI_Barrier on communicators that span hosts. topoar's: the ranks of each host report to its "
+         "first rank along a binomial tree, those first ranks meet in a barrier of their own (pairwise "
+         "exchange for a power of two hosts, else dissemination; one message each way between two hosts "
+         "per round) and release their hosts' ranks. auto times topoar's against the previous module's "
+         "(coll_topoar_barrier_trial barriers each, interleaved, at the first blocking MPI_Allreduce that "
+         "runs with topoar set up on the communicator; the slowest rank's times decide, alike on every "
+         "rank; kept with auto's small-message contest outcomes, so later communicators of the same shape "
+         "start decided) and keeps the faster; always takes topoar's from that call without timing; never (or 0) "
+         "leaves every barrier to the previous module. Before that call and within one host: the previous "
+         "module's. Must be the same on all ranks.",
+         true, ParamScope::all, kBarrierKeywords},
+        {"barrier_trial", T::integer, "8", 6, false, false, false, nullptr,
+         "coll_topoar_barrier auto: how many barriers of each kind (topoar's, the previous module's) are "
+         "timed to choose between them, in four interleaved blocks (each block's mean per barrier, the best "
+         "block per rank, the slowest rank's); 0 or less: topoar's untimed, as always. Must be the same on "
+         "all ranks.",
          true, ParamScope::all},
     };
 }

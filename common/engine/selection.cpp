@@ -68,6 +68,7 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
     check_.configure(cfg_.model_check, cfg_.adapt_min_bytes);
     agreed_.clear();
+    barrier_ = 0;
     key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     cache_path_.clear();
     if (contests_possible() && !cfg_.contest_cache_dir.empty()) {
@@ -87,10 +88,11 @@ Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
     if (!contests_possible() || !io.allgather) return Status::ok();
     const bool cache = !cfg_.contest_cache_dir.empty();
     if (!cache && std::all_of(held.begin(), held.end(), [](int n) { return n <= 0; })) return Status::ok();
-    // The classes a contest can cover: 0 .. the class of trial_max_size.
-    const int classes = std::min(SizeTrials::kClasses, SizeTrials::size_class(cfg_.trial_max_size) + 1);
+    // The classes a contest can cover: 0 .. the class of trial_max_size
+    // (never the barrier's slot); then the barrier's kind.
+    const int classes = std::min(kBarrierSlot, SizeTrials::size_class(cfg_.trial_max_size) + 1);
     const std::size_t per = static_cast<std::size_t>(classes);
-    const std::size_t n = 1 + per * (cache ? 2 : 1);
+    const std::size_t n = 1 + per * (cache ? 2 : 1) + 1;
     const OutcomeStore::Codes codes = store_->get(key_);
     OutcomeStore::Codes from_file{};
     std::string problem;
@@ -105,10 +107,17 @@ Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
         mine[1 + c] = codes[c];
         if (cache) mine[1 + per + c] = from_file[c];
     }
+    mine[n - 1] = codes[static_cast<std::size_t>(kBarrierSlot)];
     std::vector<std::uint64_t> all(n * static_cast<std::size_t>(size_), 0);
     TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(std::uint64_t), all.data()));
     for (int r = 0; r < size_; ++r)
         if (all[static_cast<std::size_t>(r) * n] != key_) return Status::ok();  // not the same shape everywhere
+    {
+        std::uint64_t kind = all[n - 1];
+        for (int r = 1; r < size_ && kind != 0; ++r)
+            if (all[static_cast<std::size_t>(r) * n + n - 1] != kind) kind = 0;
+        if (kind == kBarrierPrevious || kind == kBarrierTopoar) barrier_ = static_cast<int>(kind);
+    }
     std::ostringstream os;
     int adopted = 0, filed = 0;
     for (std::size_t c = 0; c < per; ++c) {
@@ -141,6 +150,12 @@ Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
     return Status::ok();
 }
 
+void Selection::keep_barrier_outcome(int kind) {
+    if (key_ == 0 || (kind != kBarrierPrevious && kind != kBarrierTopoar)) return;
+    store_->put(key_, kBarrierSlot, static_cast<std::uint64_t>(kind));
+    barrier_ = kind;
+}
+
 void Selection::write_cache(std::string* notice) {
     if (rank_ != 0 || cache_path_.empty()) return;
     OutcomeStore::Codes codes{};
@@ -161,6 +176,7 @@ Status Selection::rebuild(const Topology& topo, double model_overhead) {
     check_.reset();   // and large ones
     for (auto& e : check_exact_) e.clear();
     agreed_.clear();
+    barrier_ = 0;
     key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     if (!cache_path_.empty()) {
         file_key_ = contest_file_key(topo, cfg_, topoar::table_options(cfg_));

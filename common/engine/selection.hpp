@@ -122,6 +122,17 @@ public:
     // when no contest can run here, or no rank holds any and no cache
     // directory is set.
     Status agree_outcomes(const std::vector<int>& held, SetupIo& io);
+    // The MPI_Barrier kind (the glue's coll_topoar_barrier auto) chosen on
+    // earlier communicators of this shape, kept in the same store (slot
+    // kBarrierSlot of the key's codes, never a size class's) and agreed by
+    // the same allgather: 0 none held alike by every rank, else
+    // kBarrierPrevious or kBarrierTopoar.  keep_barrier_outcome() stores
+    // this communicator's (every rank alike: the glue times the two with
+    // one agreed result).  Only where contests can run (else no key).
+    static constexpr int kBarrierSlot = SizeTrials::kClasses - 1;
+    static constexpr int kBarrierPrevious = 1, kBarrierTopoar = 2;
+    int barrier_outcome() const { return barrier_; }
+    void keep_barrier_outcome(int kind);
     // The size classes agree_outcomes() decided and a cache file it
     // ignored, a line each (empty: none).
     const std::string& agreed_outcomes() const { return agreed_; }
@@ -210,6 +221,7 @@ private:
     OutcomeStore* store_ = &OutcomeStore::process();
     std::uint64_t key_ = 0;        // contest_key of this communicator
     std::string agreed_;           // agree_outcomes()'s classes
+    int barrier_ = 0;              // agree_outcomes()'s barrier kind (0: none)
     int rank_ = 0;
     std::string cache_path_;       // rank 0, contest_cache_dir set: its file
     std::uint64_t file_key_ = 0;   // contest_file_key

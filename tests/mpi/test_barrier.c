@@ -2,7 +2,7 @@
  * MPI_Barrier on communicators that span hosts (coll_topoar_barrier):
  * no rank leaves a barrier before the last one has entered it.
  *
- *   test_barrier [--rounds N] [--expect-topoar | --expect-previous]
+ *   test_barrier [--rounds N] [--expect-topoar | --expect-previous | --expect-one-kind]
  *
  * On MPI_COMM_WORLD, a copy whose ranks are reversed (other host leaders),
  * the even ranks and the odd ranks: before topoar's set-up the barrier is
@@ -15,8 +15,11 @@
  * asserts through MPI_T (coll_topoar_barrier_handled/_fallback) that
  * topoar ran every barrier after the set-up on the communicators that span
  * hosts (each barrier counted once, topoar's or handed down) and none on
- * the others; --expect-previous that topoar ran none (coll_topoar_barrier
- * 0).
+ * the others (coll_topoar_barrier always); --expect-previous that topoar
+ * ran none (coll_topoar_barrier never); --expect-one-kind (auto, which
+ * times both and keeps one) that after the set-up every barrier of a
+ * communicator was one kind, the same on every rank, none of the timed
+ * ones counted, and that the world spans hosts.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -135,6 +138,8 @@ int main(int argc, char **argv)
             expect = 1;
         } else if (0 == strcmp(argv[i], "--expect-previous")) {
             expect = 2;
+        } else if (0 == strcmp(argv[i], "--expect-one-kind")) {
+            expect = 3;
         }
     }
     MPI_Init(&argc, &argv);
@@ -196,14 +201,31 @@ int main(int argc, char **argv)
             const long long h1 = counter_read(sess, &ch), f1 = counter_read(sess, &cf);
             counter_end(sess, &ch);
             counter_end(sess, &cf);
-            if (1 == expect && 0 == c && !spans_all) {
+            if ((1 == expect || 3 == expect) && 0 == c && !spans_all) {
                 /* Else every check below would hold for want of a barrier to take. */
                 if (0 == crank) {
-                    printf("FAIL: the world spans one host: --expect-topoar needs ranks on several hosts\n");
+                    printf("FAIL: the world spans one host: --expect-topoar and --expect-one-kind need ranks on several "
+                           "hosts\n");
                 }
                 ++mine;
             }
-            if (expect) {
+            if (3 == expect) {
+                /* One kind after the set-up, alike on every rank: all topoar's
+                 * (where it spans hosts) or all handed down; each barrier
+                 * counted once, the timed ones not at all. */
+                const long long after = h1 - h0, mine_kind = spans_all && after == rounds ? 1 : 0;
+                long long kinds[2] = {mine_kind, -mine_kind}, all[2];
+                MPI_Allreduce(kinds, all, 2, MPI_LONG_LONG, MPI_MAX, comm);
+                const int ok = (0 == after || (spans_all && after == rounds)) && h1 + f1 == rounds + 5 &&
+                               all[0] == -all[1];
+                if (!ok) {
+                    printf("FAIL: %s (rank %d of %d, %s): after the set-up topoar ran %lld of %d barriers, %lld "
+                           "counted in all (%d run), the ranks %s\n",
+                           names[c], crank, csize, spans_all ? "spans hosts" : "one host", after, rounds, h1 + f1,
+                           rounds + 5, all[0] == -all[1] ? "agree" : "disagree");
+                    ++mine;
+                }
+            } else if (expect) {
                 /* topoar's where the communicator spans hosts, after the set-up only. */
                 const int ok = 1 == expect && spans_all ? h1 >= rounds && h1 + f1 == rounds + 5 : 0 == h1;
                 if (!ok) {

@@ -228,8 +228,8 @@ static void test_param_table(void** state) {
         Status s = set_param(&c, t[i].name, t[i].default_value);
         if (!s) fail_msg("%s: default '%s': %s", t[i].name, t[i].default_value, s.message().c_str());
     }
-    // priority, verbose, the GPU path's seven and barrier.
-    assert_int_equal(glue_rows, 10);
+    // priority, verbose, the GPU path's seven, barrier and barrier_trial.
+    assert_int_equal(glue_rows, 11);
     assert_true(find_param("priority")->glue_only && find_param("cuda_aware_mpi")->glue_only &&
                 find_param("barrier")->glue_only);
     assert_int_not_equal(topoar_param_glue(static_cast<int>(t.size()), nullptr), TOPOAR_OK);

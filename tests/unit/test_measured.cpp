@@ -1686,6 +1686,10 @@ void test_contest_outcomes_agreed(void**) {
     EngineConfig cfg;
     cfg.probe = false;
     cfg.trial_calls = 3;
+    // MPI_Barrier's kind (Selection::kBarrierSlot of the same codes): each
+    // rank's barrier_outcome() after set-up, and what a rank keeps after
+    // it (0: nothing).
+    std::vector<int> barrier_seen(n, -1), barrier_keep(n, 0);
     // One communicator's life: `calls` calls cycling over `sizes` (bytes);
     // the previous module is timed 1 ms, topoar 8 ms (it wins every class).
     // Returns each rank's trace of turns; *agreed: rank 0's set-up line.
@@ -1707,6 +1711,8 @@ void test_contest_outcomes_agreed(void**) {
                 Status s = e.setup(ranks, &io);
                 if (r == 0 && s) *agreed = e.selection().agreed_outcomes();
                 if (s && keys) (*keys)[me] = contest_key(e.topology(), cfg, table_options(cfg));
+                barrier_seen[me] = e.barrier_outcome();
+                if (s && barrier_keep[me] != 0) e.keep_barrier_outcome(barrier_keep[me]);
                 for (int k = 0; k < calls && s; ++k) {
                     const std::size_t count = sizes[static_cast<std::size_t>(k) % sizes.size()] / 4;
                     PreparedCall c;
@@ -1775,6 +1781,27 @@ void test_contest_outcomes_agreed(void**) {
     trace = job({64, 8, 16}, 6, &agreed, nullptr);
     assert_non_null(std::strstr(agreed.c_str(), "3 size classes start decided"));
     assert_string_equal(trace.c_str(), "6:1d 3:1d 4:1d 6:1d 3:1d 4:1d ");
+    for (int r = 0; r < n; ++r) assert_int_equal(barrier_seen[static_cast<std::size_t>(r)], 0);
+    // The barrier's kind: kept by every rank but rank 2 (which was not in
+    // that communicator), nobody starts with it; once rank 2 holds it too,
+    // every rank does, the kind it was; the size classes as before.
+    std::fill(barrier_keep.begin(), barrier_keep.end(), Selection::kBarrierTopoar);
+    barrier_keep[2] = 0;
+    (void) job({64}, 1, &agreed, nullptr);
+    for (int r = 0; r < n; ++r) assert_int_equal(barrier_seen[static_cast<std::size_t>(r)], 0);
+    assert_true(stores[2].get(keys[0])[Selection::kBarrierSlot] == 0);
+    assert_true(stores[0].get(keys[0])[Selection::kBarrierSlot] == Selection::kBarrierTopoar);
+    std::fill(barrier_keep.begin(), barrier_keep.end(), 0);
+    barrier_keep[2] = Selection::kBarrierPrevious;  // held unlike the others: still none agreed
+    (void) job({64}, 1, &agreed, nullptr);
+    for (int r = 0; r < n; ++r) assert_int_equal(barrier_seen[static_cast<std::size_t>(r)], 0);
+    barrier_keep[2] = Selection::kBarrierTopoar;
+    (void) job({64}, 1, &agreed, nullptr);
+    barrier_keep[2] = 0;
+    trace = job({64, 8, 16}, 3, &agreed, nullptr);
+    for (int r = 0; r < n; ++r) assert_int_equal(barrier_seen[static_cast<std::size_t>(r)], Selection::kBarrierTopoar);
+    assert_non_null(std::strstr(agreed.c_str(), "3 size classes start decided"));
+    assert_string_equal(trace.c_str(), "6:1d 3:1d 4:1d ");
     // Another shape (2 + 3 ranks on other hosts alike would share the key;
     // 4 + 1 does not): its own key, nothing agreed.
     const Topology other = topoar_test::hosts_topology({4, 1});
