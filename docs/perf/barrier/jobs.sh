@@ -1,7 +1,9 @@
 # Sourced by cmp.sh, btrun.sh and cyc.sh after they set name and shift to
 # the cluster's arguments: brings the emulated cluster up (down at exit)
 # and defines comp_for JOB, which sets comp to that job's mpirun arguments:
-#   on     topoar over tuned (this tree's _install)
+#   on     topoar over tuned (this tree's _install; coll_topoar_barrier
+#          auto from stop 40, topoar's barrier always before)
+#   always the same with coll_topoar_barrier always (topoar's, untimed)
 #   off    the same with coll_topoar_barrier 0 (tuned's barrier)
 #   tuned  tuned alone;  ring  tuned's ring allreduce;  han  han over tuned
 top=/work/main; tc=$top/tests/cluster/topoar-cluster
@@ -11,6 +13,7 @@ trap "$tc down --name $name >/dev/null 2>&1" EXIT
 comp_for() {
   case $1 in
     on) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self);;
+    always) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_barrier always);;
     off) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_barrier 0);;
     han) comp=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100);;
     tuned) comp=(--mca coll tuned,libnbc,basic,self);;
