@@ -17,6 +17,7 @@
 
 #include "engine.hpp"
 #include "engine/call_operation.hpp"
+#include "planners/planner_barrier.hpp"
 #include "planners/planner_nccl_hier.hpp"
 #include "topology/nic_probe.hpp"
 
@@ -718,22 +719,25 @@ int topoar_engine_host_position(topoar_engine_t* e, int* host, int* local, int* 
     }
 }
 
-int topoar_engine_host_layout(topoar_engine_t* e, topoar_host_layout_t* out) {
+int topoar_engine_barrier_steps(topoar_engine_t* e, topoar_barrier_step_t* steps, int* n, int* hosts) {
+    static_assert(static_cast<int>(TOPOAR_BARRIER_SEND) == static_cast<int>(BarrierStep::send) &&
+                      static_cast<int>(TOPOAR_BARRIER_RECV) == static_cast<int>(BarrierStep::recv) &&
+                      static_cast<int>(TOPOAR_BARRIER_EXCHANGE) == static_cast<int>(BarrierStep::exchange) &&
+                      static_cast<int>(TOPOAR_BARRIER_MAX_STEPS) == kBarrierMaxSteps,
+                  "C and C++ barrier steps differ");
     try {
         HostLayout l;
         Status s = e->engine.host_layout_of(&l);
         if (!s) return fail(e, s);
-        const auto me = static_cast<std::size_t>(e->engine.rank());
-        const std::vector<int>& mine = l.members[static_cast<std::size_t>(l.host_of[me])];
-        out->hosts = static_cast<int>(l.members.size());
-        out->host = l.host_of[me];
-        out->nlocal = static_cast<int>(mine.size());
-        out->me = l.local_of[me];
-        std::copy(mine.begin(), mine.end(), out->local);
-        for (std::size_t h = 0; h < l.members.size(); ++h) out->leaders[h] = l.members[h].front();
+        std::vector<BarrierStep> mine;
+        s = plan_barrier(l, e->engine.rank(), &mine);
+        if (!s) return fail(e, s);
+        for (std::size_t k = 0; k < mine.size(); ++k) steps[k] = {mine[k].kind, mine[k].to, mine[k].from};
+        *n = static_cast<int>(mine.size());
+        *hosts = static_cast<int>(l.members.size());
         return TOPOAR_OK;
     } catch (...) {
-        return fail(e, Status::internal("host_layout: unknown exception"));
+        return fail(e, Status::internal("barrier_steps: unknown exception"));
     }
 }
 

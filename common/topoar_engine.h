@@ -368,19 +368,23 @@ int topoar_engine_run_device(topoar_engine_t *engine, const topoar_call_t *call,
  * per-host communicator split. */
 int topoar_engine_host_position(topoar_engine_t *engine, int *host, int *local, int *hosts);
 
-/* After set-up, this rank's host (hosts in topology order, as above; the
- * same layout on every rank): the number of hosts and this rank's host
- * index; this host's ranks, ascending, into local[0..nlocal-1], this rank
- * being local[me]; each host's first rank into leaders[0..hosts-1].
- * local and leaders are the caller's arrays of the communicator's size.
- * TOPOAR_ERR_UNSUPPORTED without a host level. */
-typedef struct topoar_host_layout {
-    int hosts, host;
-    int nlocal, me;
-    int *local;
-    int *leaders;
-} topoar_host_layout_t;
-int topoar_engine_host_layout(topoar_engine_t *engine, topoar_host_layout_t *out);
+/* After set-up, this rank's MPI_Barrier across hosts
+ * (common/planners/planner_barrier.hpp: in along each host's binomial
+ * tree, across among the hosts' first ranks, out down the tree), as zero-
+ * byte message steps into steps[0..*n-1] (at most TOPOAR_BARRIER_MAX_STEPS,
+ * the caller's array), and the number of hosts into *hosts.  Every rank's
+ * steps fit every other's.  TOPOAR_ERR_UNSUPPORTED without a host level. */
+enum {
+    TOPOAR_BARRIER_SEND = 0,     /* an empty message to `to` */
+    TOPOAR_BARRIER_RECV = 1,     /* wait for one from `from` */
+    TOPOAR_BARRIER_EXCHANGE = 2, /* receive from `from` posted, send to `to`, wait */
+    TOPOAR_BARRIER_MAX_STEPS = 128
+};
+typedef struct topoar_barrier_step {
+    int kind; /* TOPOAR_BARRIER_SEND, _RECV or _EXCHANGE */
+    int to, from; /* comm ranks (-1 where the kind has none) */
+} topoar_barrier_step_t;
+int topoar_engine_barrier_steps(topoar_engine_t *engine, topoar_barrier_step_t *steps, int *n, int *hosts);
 
 /* MPI_Barrier's kind for this communicator as earlier communicators of
  * the same shape settled it, agreed at set-up (every rank the same):

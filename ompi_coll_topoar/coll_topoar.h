@@ -141,12 +141,13 @@ typedef struct mca_coll_topoar_module_t {
     /* MPI_Barrier across hosts (coll_topoar_barrier.c; NULL: not taken). */
     mca_coll_base_module_barrier_fn_t previous_barrier;
     mca_coll_base_module_t *previous_barrier_module;
-    /* The barrier's layout (topoar_engine_host_layout), taken by the first
-     * blocking allreduce that finds topoar set up (the same call on every
-     * rank): bar_armed 1 topoar's barrier runs, 0 not yet decided, -1 the
-     * previous module's for good. */
+    /* This rank's barrier steps (topoar_engine_barrier_steps), taken by the
+     * first blocking allreduce that finds topoar set up (the same call on
+     * every rank): bar_armed 1 topoar's barrier runs, 0 not yet decided, -1
+     * the previous module's for good. */
     int bar_armed;
-    topoar_host_layout_t bar;
+    int bar_nsteps, bar_hosts;
+    topoar_barrier_step_t bar_steps[TOPOAR_BARRIER_MAX_STEPS];
 
     topoar_engine_t *engine;
     int state;                /* TOPOAR_STATE_* */

@@ -1,13 +1,8 @@
 /*
- * topoar's MPI_Barrier on communicators that span hosts.  The ranks of a
- * host report to its first rank along a binomial tree (zero-byte messages
- * within the host), the hosts' first ranks meet in a barrier of their own
- * (ceil(log2 hosts) rounds: with a power of two hosts a pairwise exchange
- * with host h ^ k in round k, hosts in topology order so that the first
- * rounds stay within a rack; otherwise dissemination, each sending to the
- * host k after it and hearing from the host k before it), and each first
- * rank releases its host's ranks back down the tree.  Between two hosts that is one message
- * each way per round, where a flat barrier over every rank sends several.
+ * topoar's MPI_Barrier on communicators that span hosts: this rank's
+ * steps from the engine (common/planners/planner_barrier.hpp: in along
+ * each host's binomial tree, across among the hosts' first ranks, out
+ * down the tree; zero-byte messages), walked over the PML.
  *
  * Which barrier runs is decided alike on every rank: topoar's only once
  * the layout is made, by the first blocking allreduce that runs with
@@ -45,65 +40,30 @@ static int recv0(int peer, struct ompi_communicator_t *comm)
 
 static int run_barrier(const mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm)
 {
-    const int n = m->bar.nlocal, i = m->bar.me;
-    const int *local = m->bar.local;
-    int rc = OMPI_SUCCESS, mask, top;
+    int rc = OMPI_SUCCESS;
 
-    /* In: a rank hears from its children (i + mask below its lowest set
-     * bit), then tells its parent (i minus that bit). */
-    for (mask = 1; mask < n; mask <<= 1) {
-        if (i & mask) {
-            rc = send0(local[i - mask], comm);
-            break;
-        }
-        if (i + mask < n && OMPI_SUCCESS != (rc = recv0(local[i + mask], comm))) {
-            return rc;
-        }
-    }
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    /* Across hosts: the first ranks. */
-    if (0 == i) {
-        const int hosts = m->bar.hosts, h = m->bar.host;
-        for (int k = 1; k < hosts; k <<= 1) {
-            ompi_request_t *req = MPI_REQUEST_NULL;
-            /* A power of two: pairwise exchange (hosts in topology order,
-             * so the first rounds stay within racks); else dissemination. */
-            const int pow2 = 0 == (hosts & (hosts - 1));
-            const int from = pow2 ? h ^ k : (h - k + hosts) % hosts, to = pow2 ? h ^ k : (h + k) % hosts;
-            rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, m->bar.leaders[from], MCA_COLL_BASE_TAG_BARRIER, comm, &req));
+    for (int k = 0; k < m->bar_nsteps && OMPI_SUCCESS == rc; ++k) {
+        const topoar_barrier_step_t *s = &m->bar_steps[k];
+        ompi_request_t *req = MPI_REQUEST_NULL;
+        switch (s->kind) {
+        case TOPOAR_BARRIER_SEND: rc = send0(s->to, comm); break;
+        case TOPOAR_BARRIER_RECV: rc = recv0(s->from, comm); break;
+        default: /* TOPOAR_BARRIER_EXCHANGE */
+            rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, s->from, MCA_COLL_BASE_TAG_BARRIER, comm, &req));
             if (OMPI_SUCCESS != rc) {
-                return rc;
+                break;
             }
-            rc = send0(m->bar.leaders[to], comm);
+            rc = send0(s->to, comm);
             if (OMPI_SUCCESS != rc) {
                 (void) ompi_request_cancel(req);
                 (void) ompi_request_wait(&req, MPI_STATUS_IGNORE);
-                return rc;
+                break;
             }
             rc = ompi_request_wait(&req, MPI_STATUS_IGNORE);
-            if (OMPI_SUCCESS != rc) {
-                return rc;
-            }
+            break;
         }
     }
-    /* Out: down the same tree. */
-    if (0 == i) {
-        for (top = 1; top < n; top <<= 1) {
-        }
-    } else {
-        top = i & -i;
-        if (OMPI_SUCCESS != (rc = recv0(local[i - top], comm))) {
-            return rc;
-        }
-    }
-    for (mask = top >> 1; mask > 0; mask >>= 1) {
-        if (i + mask < n && OMPI_SUCCESS != (rc = send0(local[i + mask], comm))) {
-            return rc;
-        }
-    }
-    return OMPI_SUCCESS;
+    return rc;
 }
 
 static double now(void)
@@ -150,7 +110,6 @@ static int time_both(mca_coll_topoar_module_t *m, struct ompi_communicator_t *co
 
 void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm)
 {
-    const int size = ompi_comm_size(comm);
 
     if (0 != m->bar_armed) {
         return;
@@ -159,18 +118,14 @@ void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_commun
     if (NULL == m->previous_barrier || NULL == m->engine) {
         return;
     }
-    m->bar.local = malloc((size_t) size * sizeof(int));
-    m->bar.leaders = malloc((size_t) size * sizeof(int));
-    if (NULL == m->bar.local || NULL == m->bar.leaders) {
-        return; /* freed with the module */
-    }
-    if (TOPOAR_OK != topoar_engine_host_layout(m->engine, &m->bar) || m->bar.hosts < 2) {
+    if (TOPOAR_OK != topoar_engine_barrier_steps(m->engine, m->bar_steps, &m->bar_nsteps, &m->bar_hosts) ||
+        m->bar_hosts < 2) {
         opal_output_verbose(20, mca_coll_topoar_component.output,
                             "coll:topoar: %s: MPI_Barrier stays the previous module's (%s)", comm->c_name,
-                            1 == m->bar.hosts ? "one host" : topoar_engine_error(m->engine));
+                            1 == m->bar_hosts ? "one host" : topoar_engine_error(m->engine));
         return;
     }
-    const char *scheme = 0 == (m->bar.hosts & (m->bar.hosts - 1)) ? "pairwise exchange" : "dissemination";
+    const char *scheme = 0 == (m->bar_hosts & (m->bar_hosts - 1)) ? "pairwise exchange" : "dissemination";
     const int trial = mca_coll_topoar_component.barrier_trial;
     const int timed = TOPOAR_BARRIER_AUTO == mca_coll_topoar_component.barrier && trial > 0;
     if (timed) {
@@ -214,7 +169,7 @@ void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_commun
     if (0 == ompi_comm_rank(comm)) {
         opal_output_verbose(20, mca_coll_topoar_component.output,
                             "coll:topoar: %s: MPI_Barrier is topoar's: %d hosts, their first ranks in a %s%s",
-                            comm->c_name, m->bar.hosts, scheme,
+                            comm->c_name, m->bar_hosts, scheme,
                             timed ? "" : " (untimed)");
     }
 }

@@ -39,7 +39,8 @@ static void topoar_module_construct(mca_coll_topoar_module_t *m)
     m->previous_barrier = NULL;
     m->previous_barrier_module = NULL;
     m->bar_armed = 0;
-    memset(&m->bar, 0, sizeof(m->bar));
+    m->bar_nsteps = 0;
+    m->bar_hosts = 0;
     m->nb_setup = NULL;
     m->nb_records = NULL;
     m->nb_defaults = NULL;
@@ -90,10 +91,6 @@ static void topoar_module_destruct(mca_coll_topoar_module_t *m)
         OBJ_RELEASE(m->previous_barrier_module);
         m->previous_barrier_module = NULL;
     }
-    free(m->bar.local);
-    m->bar.local = NULL;
-    free(m->bar.leaders);
-    m->bar.leaders = NULL;
     if (NULL != m->engine) {
         topoar_engine_destroy(m->engine);
         m->engine = NULL;
