@@ -5,6 +5,7 @@
 #          auto from stop 40, topoar's barrier always before)
 #   always the same with coll_topoar_barrier always (topoar's, untimed)
 #   off    the same with coll_topoar_barrier 0 (tuned's barrier)
+#   leader the same with coll_topoar_allreduce_algorithm leader (no contest)
 #   tuned  tuned alone;  ring  tuned's ring allreduce;  han  han over tuned
 top=/work/main; tc=$top/tests/cluster/topoar-cluster
 P=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
@@ -14,6 +15,7 @@ comp_for() {
   case $1 in
     on) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self);;
     always) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_barrier always);;
+    leader) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_allreduce_algorithm leader);;
     off) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_barrier 0);;
     han) comp=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100);;
     tuned) comp=(--mca coll tuned,libnbc,basic,self);;
