@@ -19,7 +19,6 @@
 #include "coll_topoar.h"
 
 #include <float.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include "ompi/communicator/communicator.h"
@@ -110,7 +109,6 @@ static int time_both(mca_coll_topoar_module_t *m, struct ompi_communicator_t *co
 
 void mca_coll_topoar_barrier_arm(mca_coll_topoar_module_t *m, struct ompi_communicator_t *comm)
 {
-
     if (0 != m->bar_armed) {
         return;
     }

@@ -112,19 +112,20 @@ Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
     TOPOAR_TRY(io.allgather(mine.data(), n * sizeof(std::uint64_t), all.data()));
     for (int r = 0; r < size_; ++r)
         if (all[static_cast<std::size_t>(r) * n] != key_) return Status::ok();  // not the same shape everywhere
-    {
-        std::uint64_t kind = all[n - 1];
-        for (int r = 1; r < size_ && kind != 0; ++r)
-            if (all[static_cast<std::size_t>(r) * n + n - 1] != kind) kind = 0;
-        if (kind == kBarrierPrevious || kind == kBarrierTopoar) barrier_ = static_cast<int>(kind);
-    }
+    // Column `at` of the rows when every rank holds the same value there, else 0.
+    auto held_alike = [&](std::size_t at) {
+        std::uint64_t v = all[at];
+        for (int r = 1; r < size_ && v != 0; ++r)
+            if (all[static_cast<std::size_t>(r) * n + at] != v) v = 0;
+        return v;
+    };
+    const std::uint64_t kind = held_alike(n - 1);
+    if (kind == kBarrierPrevious || kind == kBarrierTopoar) barrier_ = static_cast<int>(kind);
     std::ostringstream os;
     int adopted = 0, filed = 0;
     for (std::size_t c = 0; c < per; ++c) {
         // Held alike by every rank, else rank 0's file (every rank has its row).
-        std::uint64_t code = all[1 + c];
-        for (int r = 1; r < size_ && code != 0; ++r)
-            if (all[static_cast<std::size_t>(r) * n + 1 + c] != code) code = 0;
+        std::uint64_t code = held_alike(1 + c);
         bool file = false;
         if (code == 0 && cache && all[1 + per + c] != 0) {
             code = all[1 + per + c];
