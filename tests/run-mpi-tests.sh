@@ -203,12 +203,16 @@ expect_output "bad model_overhead falls back" "set-up failed .*coll_topoar_model
     "${mpi[@]}" --mca coll_topoar_model_overhead fast -np 3 "$bin" --quick
 expect_output "bad model_margin falls back" "set-up failed .*coll_topoar_model_margin '150%'.*outside" \
     "${mpi[@]}" --mca coll_topoar_model_margin 150% -np 3 "$bin" --quick
+expect_output "bad model_cpu_share falls back" "set-up failed .*coll_topoar_model_cpu_share '60%': more than 50%" \
+    "${mpi[@]}" --mca coll_topoar_model_cpu_share 60% -np 3 "$bin" --quick
 # ompi_info lists the parameters and performance variables.
 expect_output "ompi_info lists parameters" "coll_topoar_allreduce_algorithm.*auto" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
 expect_output "ompi_info lists the contest cache directory" "coll_topoar_contest_cache_dir" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
 expect_output "ompi_info lists the model parameters" "coll_topoar_model_margin" \
+    env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
+expect_output "ompi_info lists the CPU share" "coll_topoar_model_cpu_share" \
     env OMPI_MCA_mca_base_component_path="$path" ompi_info --param coll topoar --level 9
 # valgrind: no invalid accesses or leaks from topoar's frames.
 if command -v valgrind >/dev/null; then

@@ -101,6 +101,9 @@ const char* const kUsage =
     "  --wire-efficiency F     payload share of link bandwidth   [1]\n"
     "                          (0.94: TCP over Ethernet)\n"
     "  --handshake-delay T     rendezvous answer behind data     [0]\n"
+    "  --cpu-share F           dataflow mode: share of the overhead each end's\n"
+    "                          CPU spends per message, the rest path latency;\n"
+    "                          a rank's messages queue on its CPU (0..0.5) [0.25]\n"
     "  --round-latency T       rounds mode: each round of a rank costs T more on\n"
     "                          its critical path (a step's launch or handshake;\n"
     "                          NCCL ring step of s chunks: s x alpha)     [0]\n"
@@ -157,7 +160,7 @@ struct Options {
     // which override it.
     bool cuda = false;
     DeviceModel device;
-    bool overhead_given = false, gamma_given = false, mode_given = false, segment_given = false,
+    bool overhead_given = false, cpu_share_given = false, gamma_given = false, mode_given = false, segment_given = false,
          eager_given = false;
     std::size_t chunk = EngineConfig{}.chunk_size;
     std::size_t flex_calls = 0;  // --flex-calls: slice size, 0 = off
@@ -225,6 +228,7 @@ std::vector<std::size_t> parse_sizes(const std::string& s) {
 Options parse(int argc, char** argv) {
     Options o;
     o.model.flight_bytes = EngineConfig{}.flight_size;
+    o.model.message_cpu_share = EngineConfig{}.model_cpu_share;
     std::string sizes = "8:32M:4";
     bool rack_link_given = false;
     for (int i = 1; i < argc; ++i) {
@@ -346,6 +350,13 @@ Options parse(int argc, char** argv) {
             o.model.wire_efficiency = std::strtod(v.c_str(), &end);
             if (v.empty() || *end != '\0' || !(o.model.wire_efficiency > 0) || o.model.wire_efficiency > 1)
                 die("bad --wire-efficiency '" + v + "' (a fraction in (0, 1])");
+        } else if (a == "--cpu-share") {
+            char* end = nullptr;
+            std::string v = val();
+            o.model.message_cpu_share = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !(o.model.message_cpu_share >= 0) || o.model.message_cpu_share > 0.5)
+                die("bad --cpu-share '" + v + "' (a fraction in [0, 0.5])");
+            o.cpu_share_given = true;
         } else if (a == "--handshake-delay") {
             check(parse_latency(val(), &o.model.handshake_queue_delay));
         } else if (a == "--round-latency") {
@@ -396,6 +407,7 @@ Options parse(int argc, char** argv) {
         if (o.eager_given) m.eager_bytes = o.model.eager_bytes;
         m.wire_efficiency = o.model.wire_efficiency;
         m.handshake_queue_delay = o.model.handshake_queue_delay;
+        if (o.cpu_share_given) m.message_cpu_share = o.model.message_cpu_share;
         m.round_latency = o.model.round_latency;
         m.round_step_bytes = o.model.round_step_bytes;
         m.round_step_bytes_node = o.model.round_step_bytes_node;
@@ -660,14 +672,15 @@ int main(int argc, char** argv) {
             std::printf("%s %s\n", bw_str(o.rack_bandwidth).c_str(), lat_str(o.rack_latency).c_str());
     }
     std::printf("  model: %s, overhead %s/message, reduction %s, segment %s, pipeline %s, eager %s, wire %.3g, "
-                "handshake queue %s, flight %s, %zu-byte elements\n",
+                "handshake queue %s, flight %s, %zu-byte elements, CPU share %.3g per end\n",
                 o.model.mode == CostMode::dataflow ? "dataflow" : "rounds",
                 lat_str(o.model.overhead).c_str(),
                 o.model.gamma > 0 ? fmt("%.4g GB/s", 1e-9 / o.model.gamma).c_str() : "free",
                 o.model.segment_bytes ? format_size(o.model.segment_bytes).c_str() : "off",
                 o.pipeline ? format_size(o.pipeline).c_str() : "off", format_size(o.model.eager_bytes).c_str(),
                 o.model.wire_efficiency, lat_str(o.model.handshake_queue_delay).c_str(),
-                o.model.flight_bytes ? format_size(o.model.flight_bytes).c_str() : "none", o.elem);
+                o.model.flight_bytes ? format_size(o.model.flight_bytes).c_str() : "none", o.elem,
+                o.model.mode == CostMode::dataflow ? o.model.message_cpu_share : 0.0);
     if (o.model.round_latency > 0 || o.chunk != EngineConfig{}.chunk_size)
         std::printf("  round latency %s, chunk %s\n", lat_str(o.model.round_latency).c_str(),
                     o.chunk ? format_size(o.chunk).c_str() : "off");

@@ -100,6 +100,9 @@ struct EngineConfig {
     // must be predicted than a simpler one (algorithm.hpp's simplicity
     // order) to win a size of the default table.
     double model_margin;
+    // coll_topoar_model_cpu_share: the share of the per-message cost each
+    // end's CPU spends (CostParams::message_cpu_share), 0..0.5.
+    double model_cpu_share;
     int num_trees = 0;              // aggregation trees (0: planner's choice)
     std::vector<int> hring_factors; // hierarchical ring (empty: from topology)
     // coll_topoar_topology_file, _rack_file and the *_link defaults.

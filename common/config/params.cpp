@@ -62,6 +62,8 @@ Status parse_algorithm(const std::string& v, Algorithm* out) {
 
 // coll_topoar_model_overhead's value where 'auto' measures nothing.
 const char* const kAssumedModelOverhead = "40us";
+// ... and on a communicator within one host (shared memory).
+const char* const kAssumedHostOverhead = "1us";
 
 // coll_topoar_cuda_aware_mpi's values, by number (TOPOAR_CUDA_AWARE_* in
 // ompi_coll_topoar/coll_topoar.h).
@@ -163,10 +165,26 @@ std::vector<ParamInfo> make_table() {
                      "coll_topoar_node_link; the one-way time of a 1-byte message between two ranks of one "
                      "host, verbose 10 prints it), else ") +
              kAssumedModelOverhead +
-             " (Open MPI's TCP BTL). A time such as '2us' (RDMA networks) is used as given, also where links "
+             " (Open MPI's TCP BTL) between hosts and " + kAssumedHostOverhead +
+             " (shared memory) on a communicator within one host. A time such as '2us' (RDMA networks) is used as given, also where links "
              "are measured; a topology file's latencies are link latencies that this cost comes on top of. "
              "Larger values move the switch from the latency algorithm to the bandwidth algorithms to larger "
              "messages. Must be the same on all ranks."},
+        // LogP's o: a rank's messages queue on its CPU (docs/cost-model.md
+        // "Messages on a rank's CPU").
+        {"model_cpu_share", T::string, "25%", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) {
+             const Status st = parse_fraction(v, &c->model_cpu_share);
+             if (!st) return st;
+             if (c->model_cpu_share > 0.5)
+                 return Status::invalid("more than 50% (the share of each message's cost at each end)");
+             return Status::ok();
+         },
+         "Share of the per-message cost (coll_topoar_model_overhead) that the cost model charges on each "
+         "end's CPU, '25%' (the default) or '0.25', at most 50%; the rest is path latency. A rank's sends and "
+         "receives queue on its CPU, so a rank that handles k messages at once (the root of a star) pays k "
+         "shares where one message's time is unchanged. 0: a rank handles any number of messages at once "
+         "(the papers' alpha-beta model). Must be the same on all ranks."},
         // The model charges extra messages less than they cost where
         // processes share cores (docs/cost-model.md "Default table").
         {"model_margin", T::string, "15%", 5, true, false, false,
@@ -434,6 +452,15 @@ std::size_t default_segment_size() {
     static const std::size_t v = EngineConfig{}.segment_size;
     return v;
 }
+double assumed_host_overhead() {
+    static const double v = [] {
+        double t = 0;
+        (void)parse_latency(kAssumedHostOverhead, &t);
+        return t;
+    }();
+    return v;
+}
+
 double default_model_margin() {
     static const double v = EngineConfig{}.model_margin;
     return v;

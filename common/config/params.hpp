@@ -83,6 +83,9 @@ std::uint64_t param_fingerprint(const ParamInfo& p, const std::string& value);
 // from the table.
 std::size_t default_segment_size();
 double default_model_margin();
+// coll_topoar_model_overhead 'auto' on a communicator within one host:
+// the assumed cost of a shared-memory message, seconds.
+double assumed_host_overhead();
 // The GPU model's (model/device_model.hpp): the table's default texts,
 // parsed without an EngineConfig (which holds a DeviceModel).
 Link default_gpu_link();

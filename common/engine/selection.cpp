@@ -40,6 +40,7 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     o.model.segment_bytes = cfg.segment_size;
     o.model.flight_bytes = cfg.flight_size;
     o.model.overhead = cfg.model_overhead;
+    o.model.message_cpu_share = cfg.model_cpu_share;
     o.min_gain = cfg.model_margin;
     // Sizes 8 B, 32 B, ... 2 MiB with every candidate, then 8 MiB with the
     // 2 MiB winner and the plans predicted ahead of it there.  By 2 MiB

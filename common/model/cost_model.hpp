@@ -84,6 +84,17 @@ struct CostParams {
     // Software overhead per message (MPI stack, matching, completion), added
     // to the path latency of every message, seconds.
     double overhead = 1e-6;
+    // Dataflow mode: the share of `overhead` that each end's CPU spends on
+    // a message (LogP's o: posting, matching, completion), the rest staying
+    // on the path.  A rank's sends and receives queue on its CPU with its
+    // reductions, so one message costs `overhead` as before but a rank that
+    // sends or receives k messages at once pays k times its share: a star
+    // of p ranks costs its root p shares, recursive doubling log2 p.
+    // 0 (here, the papers' closed forms): the whole overhead is path
+    // latency, a rank handles any number of messages at once.  The engine's
+    // table and topoar_sim use coll_topoar_model_cpu_share (25 %).
+    // docs/cost-model.md, "Messages on a rank's CPU".
+    double message_cpu_share = 0;
     // Seconds per byte reduced by one rank (1 / reduction throughput).
     // Default: 5 GB/s, one core summing doubles from cache-cold memory.
     double gamma = 0.2e-9;

@@ -16,6 +16,7 @@ CostParams device_cost_params(const DeviceModel& m) {
     c.mode = CostMode::rounds;
     c.segment_bytes = 0;
     c.overhead = m.overhead;
+    c.message_cpu_share = 0;  // a grouped NCCL launch is not a per-message CPU cost
     c.gamma = m.gamma;
     c.eager_bytes = m.eager_bytes;
     c.node_nics = m.nics;

@@ -36,7 +36,8 @@ class DataflowReplay final : public NetworkClient, public ScheduleDriver {
 public:
     DataflowReplay(Network& net, const Plan& plan, std::size_t elem_size, const CostParams& params,
                    Prediction* out, std::vector<ScheduleEvent>* trace)
-        : net_(net), plan_(plan), elem_size_(elem_size), params_(params), out_(out), trace_(trace) {
+        : net_(net), plan_(plan), elem_size_(elem_size), params_(params), out_(out), trace_(trace),
+          msg_cpu_(params.overhead * std::clamp(params.message_cpu_share, 0.0, 0.5)) {
         net_.set_client(this);
     }
     Status run(Prediction* out);
@@ -63,6 +64,7 @@ private:
     CostParams params_;
     Prediction* out_;
     std::vector<ScheduleEvent>* trace_;
+    double msg_cpu_;  // a rank's CPU per message sent or received (CostParams::message_cpu_share)
     // Steps of all ranks, per step a time (send: posted, then handshake
     // done; receive: posted), per rank its CPU; the policy.
     std::vector<DStep> steps_;
@@ -133,7 +135,11 @@ Status DataflowReplay::build_dataflow() {
 // The policy posts send g: it joins its pair's wire.
 void DataflowReplay::post_send(std::uint32_t g) {
     DStep& s = steps_[g];
-    time_[g] = now_;
+    // The sender's CPU posts it (its share of the overhead) after what it
+    // has queued; the message leaves then (ready_front waits for it).
+    DRank& dr = dranks_[static_cast<std::size_t>(rank_of(s))];
+    if (msg_cpu_ > 0) dr.cpu = std::max(dr.cpu, now_) + msg_cpu_;
+    time_[g] = std::max(now_, dr.cpu);
     net_.box(s.box).wire.push(static_cast<int>(g));
     net_.try_start_wire(s.box, now_);
 }
@@ -153,15 +159,16 @@ bool DataflowReplay::post_recv(std::uint32_t g) {
 // are free.
 bool DataflowReplay::apply(std::uint32_t g) {
     DStep& s = steps_[g];
+    DRank& dr = dranks_[static_cast<std::size_t>(rank_of(s))];
+    double cost = msg_cpu_;  // completing the receive: its share of the overhead
     if (s.kind == OpKind::recv_reduce) {
-        DRank& dr = dranks_[static_cast<std::size_t>(rank_of(s))];
         dr.reduced += s.bytes;
-        const double cost = params_.gamma * s.bytes;
-        if (cost > 0) {
-            dr.cpu = std::max(dr.cpu, now_) + cost;
-            net_.push(dr.cpu, kApplied, g);
-            return false;
-        }
+        cost += params_.gamma * s.bytes;
+    }
+    if (cost > 0) {
+        dr.cpu = std::max(dr.cpu, now_) + cost;
+        net_.push(dr.cpu, kApplied, g);
+        return false;
     }
     return true;
 }
@@ -174,20 +181,20 @@ int DataflowReplay::ready_front(int box_id, double t, double* bytes) {
     Box& b = net_.box(box_id);
     const std::uint32_t m = static_cast<std::uint32_t>(b.wire.front());
     DStep& s = steps_[m];
-    if (s.bytes > params_.eager_bytes) {
-        if (!s.handshake) {
-            if (s.partner == kNone || policy_.state(s.partner) == SchedulePolicy::State::waiting) return -1;  // no receive yet
-            double answer = std::max(time_[s.partner], time_[m] + b.latency);
-            time_[m] = answer + b.latency + (net_.reverse_busy(b) ? params_.handshake_queue_delay : 0.0);
-            s.handshake = true;
+    if (s.bytes > params_.eager_bytes && !s.handshake) {
+        if (s.partner == kNone || policy_.state(s.partner) == SchedulePolicy::State::waiting) return -1;  // no receive yet
+        // Each leg is a message of its own: the path and both ends' CPU.
+        const double leg = b.latency + 2 * msg_cpu_;
+        double answer = std::max(time_[s.partner], time_[m] + leg);
+        time_[m] = answer + leg + (net_.reverse_busy(b) ? params_.handshake_queue_delay : 0.0);
+        s.handshake = true;
+    }
+    if (time_[m] > t) {  // posted later by the sender's CPU, or the handshake not done
+        if (!b.armed) {
+            b.armed = true;
+            net_.push(time_[m], kWireReady, static_cast<std::uint32_t>(box_id));
         }
-        if (time_[m] > t) {
-            if (!b.armed) {
-                b.armed = true;
-                net_.push(time_[m], kWireReady, static_cast<std::uint32_t>(box_id));
-            }
-            return -1;
-        }
+        return -1;
     }
     *bytes = static_cast<double>(s.bytes);
     return static_cast<int>(m);

@@ -528,6 +528,60 @@ static void test_dataflow_rendezvous_handshake(void** state) {
     expect_near(run(four, fwd, 8, c).rank_time[1], forwarded + 0.05, 1e-9, "answer queued behind the stream");
 }
 
+// Messages on a rank's CPU (CostParams::message_cpu_share): one message,
+// eager or rendezvous, costs what it cost with the whole overhead on the
+// path; a rank that receives or sends k messages at once pays k shares.
+static void test_dataflow_cpu_share(void** state) {
+    (void)state;
+    const double w = 1e12, lat = 2e-6, o = 1e-6, alpha = 2 * lat + o;
+    Topology two = hosts({1, 1}, {w, lat}, {kFast, 0});
+    PlanBuilder b(Algorithm::ring, 2, 1000);
+    b.transfer(0, 0, 1, 0, 1000, OpKind::recv_copy);
+    const Plan one = b.finish();
+    for (double share : {0.0, 0.1, 0.25, 0.5}) {
+        CostParams c = dataflow_eager(o);
+        c.message_cpu_share = share;
+        expect_near(run(two, one, 8, c).time, alpha + 8000 / w, 1e-9, "one eager message");
+        c.eager_bytes = 7999;
+        expect_near(run(two, one, 8, c).time, 3 * alpha + 8000 / w, 1e-9, "one rendezvous message");
+    }
+    // A star on one host of 8: ranks 1-7 send to rank 0 at once (round 0),
+    // rank 0 sends to each of them (round 1).  Rank 0 handles the 7
+    // receives one after another, then posts the 7 sends one after
+    // another: the last rank gets its answer 12 shares after the two
+    // messages' plain time.
+    const double in = 0.3e-6;
+    Topology host = hosts({8}, {w, lat}, {kFast, in});
+    PlanBuilder x(Algorithm::tree, 8, 8);
+    for (int r = 1; r < 8; ++r) x.transfer(0, r, 0, 0, 8, OpKind::recv_reduce);
+    for (int r = 1; r < 8; ++r) x.transfer(1, 0, r, 0, 8, OpKind::recv_copy);
+    const Plan star = x.finish();
+    const double a = 2 * in + o;  // one message between two ranks of the host
+    for (double share : {0.0, 0.25}) {
+        CostParams c = dataflow_eager(o);
+        c.message_cpu_share = share;
+        const double cpu = share * o;
+        // In: the first arrives after a, the others queue behind it on rank
+        // 0's CPU (6 more shares); out: rank 0's 7th send leaves 6 shares
+        // after its first.
+        expect_near(run(host, star, 8, c).time, 2 * a + 12 * cpu, 1e-6, "star of 8");
+    }
+    // Recursive doubling on the same host: every rank handles one message
+    // each way per round, so no share queues: 3 messages' time, with the
+    // shares or without.
+    PlanBuilder y(Algorithm::leader, 8, 8);
+    for (int k = 0; k < 3; ++k)
+        for (int r = 0; r < 8; ++r) y.transfer(k, r ^ (1 << k), r, 0, 8, OpKind::recv_reduce);
+    const Plan rd = y.finish();
+    CostParams c0 = dataflow_eager(o), c1 = dataflow_eager(o);
+    c1.message_cpu_share = 0.25;
+    expect_near(run(host, rd, 8, c0).time, 3 * a, 1e-6, "recursive doubling, no share");
+    expect_near(run(host, rd, 8, c1).time, 3 * a, 1e-6, "recursive doubling, shares");
+    // So the star, ahead with the whole overhead on the path, falls behind.
+    assert_true(run(host, star, 8, c0).time < run(host, rd, 8, c0).time);
+    assert_true(run(host, star, 8, c1).time > run(host, rd, 8, c1).time);
+}
+
 // Rounds overlap: rank 1 receives slowly from rank 0 in round 0 and sends
 // independent ranges to rank 2 in rounds 0..5.  The sends of rounds 1-3
 // (inside the executor's window of kWindowRounds) go at once; those of
@@ -766,6 +820,7 @@ int main(void) {
         cmocka_unit_test(test_reduction_waits_for_overlapping_send),
         cmocka_unit_test(test_dataflow_ring_is_the_closed_form),
         cmocka_unit_test(test_dataflow_rendezvous_handshake),
+        cmocka_unit_test(test_dataflow_cpu_share),
         cmocka_unit_test(test_dataflow_window),
         cmocka_unit_test(test_dataflow_pipelined_chain),
         cmocka_unit_test(test_dataflow_reduction_pipelines),

@@ -524,6 +524,41 @@ static void test_auto_hands_single_host_down(void** state) {
 }
 
 // n ranks on two hosts: ranks 0 and 1 on "a", the others on "b".
+// Within one host: the model's per-message cost is shared memory's
+// (assumed, 1 us), not TCP's, and a rank's messages queue on its CPU; so 8
+// ranks get recursive doubling for small messages, where TCP's cost and no
+// CPU share had made the star of the aggregation tree look cheaper
+// (test_cost_model's test_dataflow_cpu_share checks the share alone; on a
+// 16-core host that star measured 2.8x tuned's time at 8 B, recursive
+// doubling 1.08x: docs/performance.md, "One host of 8 and 16 ranks").
+static void test_one_host_message_cost(void** state) {
+    (void)state;
+    std::vector<RankInfo> ranks(8);
+    for (auto& r : ranks) r.host = "a";
+    auto choose8 = [&](const char* overhead, const char* share) {
+        EngineConfig c;
+        assert_true(set_param(&c, "single_node_fallback", "0").is_ok());  // topoar runs one host's calls
+        if (overhead) assert_true(set_param(&c, "model_overhead", overhead).is_ok());
+        if (share) assert_true(set_param(&c, "model_cpu_share", share).is_ok());
+        Engine e(0, 8, c);
+        assert_true(e.setup(ranks).is_ok());
+        assert_true(e.model_overhead() > 0);
+        if (!overhead) assert_true(std::fabs(e.model_overhead() - 1e-6) < 1e-15);
+        return e.choose(8);
+    };
+    assert_int_equal(static_cast<int>(choose8(nullptr, nullptr)), static_cast<int>(Algorithm::leader));
+    // The model before: TCP's cost and no share.
+    assert_int_equal(static_cast<int>(choose8("40us", "0")), static_cast<int>(Algorithm::tree));
+    // Across hosts the assumed cost stays TCP's.
+    std::vector<RankInfo> two(5);
+    for (int r = 0; r < 5; ++r) two[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
+    EngineConfig c;
+    assert_true(set_param(&c, "probe", "0").is_ok());
+    Engine x(0, 5, c);
+    assert_true(x.setup(two).is_ok());
+    assert_true(std::fabs(x.model_overhead() - 40e-6) < 1e-15);
+}
+
 static std::vector<RankInfo> ranks_on_two_hosts(int n) {
     std::vector<RankInfo> ranks(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)].host = r < 2 ? "a" : "b";
@@ -729,6 +764,21 @@ static void test_auto_uses_the_cost_model_table(void** state) {
         }
         assert_false(st.is_ok());
         assert_non_null(std::strstr(st.message().c_str(), "coll_topoar_model_margin"));
+    }
+    // The CPU share: a fraction up to one half, refused above, naming the
+    // parameter.
+    assert_true(std::fabs(EngineConfig{}.model_cpu_share - 0.25) < 1e-15);
+    for (const char* m : {"60%", "0.51", "-0.1", "x"}) {
+        EngineConfig c = cfg;
+        Status st = set_param(&c, "model_cpu_share", m);
+        assert_false(st.is_ok());
+        assert_non_null(std::strstr(st.message().c_str(), "coll_topoar_model_cpu_share"));
+    }
+    {
+        EngineConfig c = cfg;
+        assert_true(set_param(&c, "model_cpu_share", "50%").is_ok() && c.model_cpu_share == 0.5);
+        assert_true(set_param(&c, "model_cpu_share", "0").is_ok() && c.model_cpu_share == 0);
+        assert_true(table_options(c).model.message_cpu_share == 0);
     }
     EngineConfig pct = cfg;
     assert_true(set_param(&pct, "model_margin", "15%").is_ok());
@@ -1158,6 +1208,7 @@ int main(void) {
         cmocka_unit_test(test_executor_reports_transport_errors),
         cmocka_unit_test(test_auto_hands_single_host_down),
         cmocka_unit_test(test_auto_uses_the_cost_model_table),
+        cmocka_unit_test(test_one_host_message_cost),
         cmocka_unit_test(test_rules_by_memory_type),
         cmocka_unit_test(test_call_routes),
         cmocka_unit_test(test_c_api_text_results),
