@@ -183,6 +183,19 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
                                 ") has no prediction at " + format_size(rep.sizes[s]));
             break;
         }
+        // Nor does the incumbent win a size where the budget left it alone
+        // (the others over max_steps): it would keep every larger size by
+        // default (on 256 ranks the latency algorithm, winner at 8-512 B,
+        // took all sizes).  Above full_max_bytes the others are left out on
+        // purpose, behind it.
+        std::size_t predicted = 0;
+        for (std::size_t a = 0; a < na; ++a) predicted += rep.time[a][s] >= 0 ? 1 : 0;
+        if (incumbent >= 0 && na > 1 && predicted < 2 && rep.sizes[s] <= opt.full_max_bytes) {
+            rep.notes.push_back("decided up to " + format_size(rep.sizes[s - 1]) + ": only the winner there (" +
+                                algorithm_name(rep.algorithms[static_cast<std::size_t>(incumbent)]) +
+                                ") has a prediction at " + format_size(rep.sizes[s]));
+            break;
+        }
         bool bandwidth = false;
         const int win = size_winner(rep, s, first_best, opt.min_gain, &bandwidth);
         if (win < 0) continue;
@@ -215,9 +228,14 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
         }
         Rule rule;
         rule.size.lo = lo;
+        // The latency algorithm funnels the whole vector through one rank
+        // per host: it does not scale like the pipelined plans, so it never
+        // keeps the open range (on 64 ranks at 5 us it won to 32 KiB, and the
+        // budget ended there).
+        const bool scales = rep.algorithms[static_cast<std::size_t>(rep.winner[s])] != Algorithm::leader;
         if (next < ns)
             rule.size.hi = midpoint(rep.sizes[e], rep.sizes[next]);
-        else if (e + 1 < ns && !last_bandwidth)
+        else if (e + 1 < ns && !(last_bandwidth && scales))
             rule.size.hi = midpoint(rep.sizes[e], rep.sizes[e + 1]);
         else
             rule.size.hi = SizeRange::kUnbounded;
@@ -233,8 +251,10 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
             rep.notes.push_back(rule.size.hi == SizeRange::kUnbounded
                                     ? std::string("larger sizes keep ") + algorithm_name(rule.algorithm) +
                                           " (it won bandwidth-bound)"
-                                    : "from " + format_size(rule.size.hi) +
-                                          " on no rule (latency-bound at the last size decided): built-in choice");
+                                    : "from " + format_size(rule.size.hi) + " on no rule (" +
+                                          (scales ? "latency-bound at the last size decided"
+                                                  : "the latency algorithm does not scale") +
+                                          "): built-in choice");
     }
     if (report) *report = std::move(rep);
     return Status::ok();

@@ -37,7 +37,9 @@ private:
 // The kinds of event.  In the rounds replay a message's arrival needs no
 // event of its own: the round end it may complete is computed from it and
 // scheduled.
-enum EventType : std::uint32_t { kFlowEnd, kRoundEnd, kArrive, kApplied, kWireReady, kRecompute };
+// kHandled (dataflow with a CPU share): the receiver's CPU has taken in a
+// message that arrived (kArrive) before it.
+enum EventType : std::uint32_t { kFlowEnd, kRoundEnd, kArrive, kApplied, kWireReady, kRecompute, kHandled };
 constexpr std::uint32_t kTypeBits = 3, kTypeMask = 7;
 constexpr std::uint32_t kVersionMask = 0x1fffffffu;  // what is left of 32 bits
 

@@ -163,16 +163,15 @@ bool DataflowReplay::post_recv(std::uint32_t g) {
 // are free.
 bool DataflowReplay::apply(std::uint32_t g) {
     DStep& s = steps_[g];
-    DRank& dr = dranks_[static_cast<std::size_t>(rank_of(s))];
-    double cost = msg_cpu_;  // completing the receive: its share of the overhead
     if (s.kind == OpKind::recv_reduce) {
+        DRank& dr = dranks_[static_cast<std::size_t>(rank_of(s))];
         dr.reduced += s.bytes;
-        cost += params_.gamma * s.bytes;
-    }
-    if (cost > 0) {
-        dr.cpu = std::max(dr.cpu, now_) + cost;
-        net_.push(dr.cpu, kApplied, g);
-        return false;
+        const double cost = params_.gamma * s.bytes;
+        if (cost > 0) {
+            dr.cpu = std::max(dr.cpu, now_) + cost;
+            net_.push(dr.cpu, kApplied, g);
+            return false;
+        }
     }
     return true;
 }
@@ -231,6 +230,14 @@ Status DataflowReplay::run(Prediction* out) {
                 if (!net_.flow_end(e, now)) continue;  // superseded by a rate change
                 break;
             case kArrive:
+                if (msg_cpu_ > 0) {  // the receiver's CPU takes it in after what it has queued
+                    DRank& dr = dranks_[static_cast<std::size_t>(rank_of(steps_[e.id]))];
+                    dr.cpu = std::max(dr.cpu, now) + msg_cpu_;
+                    net_.push(dr.cpu, kHandled, e.id);
+                    break;
+                }
+                [[fallthrough]];
+            case kHandled:
                 if (policy_.state(e.id) == SchedulePolicy::State::waiting)  // before its receive is posted (eager)
                     steps_[e.id].early = true;
                 else

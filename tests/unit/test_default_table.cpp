@@ -298,6 +298,57 @@ static void test_budget(void** state) {
     assert_true(ring_dropped);
 }
 
+// The latency algorithm funnels everything through one rank per host: it
+// never keeps the sizes past the last one simulated, and no algorithm wins
+// a size of the full ladder where the budget left it alone (before: on 256
+// one-rank hosts the latency algorithm, fastest at 8-128 B, was the only
+// plan simulated from 2 KiB and took every size).
+static void test_budget_never_extends_the_latency_algorithm(void** state) {
+    (void)state;
+    std::size_t cases = 0, stopped = 0;
+    // RAT's oversubscribed machine (tests/bench/topologies/rat-16.topo and
+    // rat-64.topo): R racks of 16 one-rank hosts at 40 Gbit/s, 80 Gbit/s
+    // rack uplinks, 1 us per link.
+    auto rat = [](int racks) {
+        TopologyBuilder b;
+        int next = 0;
+        for (int r = 0; r < racks; ++r) {
+            const int rack = b.add(b.root(), Level::rack, "leaf" + std::to_string(r), {10e9, 1e-6});
+            for (int n = 0; n < 16; ++n)
+                b.add_rank(b.add(rack, Level::node, "w" + std::to_string(r * 16 + n), {5e9, 1e-6}), next++,
+                           {10e9, 0.3e-6});
+        }
+        Topology t;
+        Status st = b.build(&t);
+        if (!st) fail_msg("%s", st.message().c_str());
+        return t;
+    };
+    for (int racks : {4, 16})
+        for (double overhead : {5e-6, 40e-6}) {
+            Topology t = rat(racks);
+            DefaultTableOptions o = table_options(EngineConfig{});  // the engine's, CPU share included
+            o.model.overhead = overhead;
+            DefaultTableReport rep;
+            DecisionTable table = build(t, o, &rep);
+            check_shape(table, false);
+            ++cases;
+            for (const Rule& r : table.rules())
+                if (r.algorithm == Algorithm::leader) assert_true(r.size.hi != SizeRange::kUnbounded);
+            for (std::size_t s = 0; s < rep.sizes.size(); ++s) {
+                if (rep.winner[s] < 0 || rep.sizes[s] > o.full_max_bytes) continue;
+                std::size_t predicted = 0;
+                for (std::size_t a = 0; a < rep.algorithms.size(); ++a) predicted += rep.time[a][s] >= 0 ? 1 : 0;
+                assert_true(predicted >= 2);
+            }
+            for (const auto& n : rep.notes)
+                if (n.find("only the winner there") != std::string::npos ||
+                    n.find("the latency algorithm does not scale") != std::string::npos)
+                    ++stopped;
+        }
+    assert_int_equal(cases, 4);
+    assert_true(stopped > 0);  // the rules above were exercised
+}
+
 // The engine's ladder (table_options): every candidate up to 2 MiB, then
 // 8 MiB with the winner at 2 MiB and the plans predicted ahead of it.  On shape 7 of the uneven
 // family as one job's probes measured it (issue 22: racks 2+1 | 1+2 under
@@ -408,6 +459,7 @@ int main(void) {
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_large_sizes_decided),
+        cmocka_unit_test(test_budget_never_extends_the_latency_algorithm),
         cmocka_unit_test(test_edge_cases),
     };
     return cmocka_run_group_tests_name("default_table", tests, NULL, NULL);

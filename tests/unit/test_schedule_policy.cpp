@@ -200,26 +200,33 @@ const Algorithm kAlgs[] = {Algorithm::ring, Algorithm::leader, Algorithm::hring,
 void test_fixtures_same_decisions(void** state) {
     (void)state;
     const Topology topos[] = {cluster_2_3(), cluster_two_racks()};
-    std::size_t events = 0;
+    std::size_t events = 0, cases = 0;
     g_early = 0;
     for (const Topology& topo : topos)
         for (Algorithm alg : kAlgs)
             for (std::size_t count : {std::size_t(3), std::size_t(1000), std::size_t(40000)})
                 // Flight bounds: none (four rounds open), one and two rounds
                 // of the 8 KiB pipelining unit per peer.
-                for (std::size_t flight : {std::size_t(0), std::size_t(8192), std::size_t(16384)}) {
-                    CostParams p = zero_gamma();
-                    p.segment_bytes = 4096;
-                    p.eager_bytes = 16384;
-                    p.handshake_queue_delay = 30e-6;
-                    p.flight_bytes = flight;
-                    Plan plan = plan_of(alg, topo, count, 1024);
-                    std::string what = std::string(algorithm_name(alg)) + " on " + std::to_string(topo.num_ranks()) +
-                                       " ranks, " + std::to_string(count) + " elements, flight " +
-                                       std::to_string(flight);
-                    events += expect_same_decisions(topo, plan, p, what.c_str());
-                }
+                for (std::size_t flight : {std::size_t(0), std::size_t(8192), std::size_t(16384)})
+                    // Without and with a rank's messages on its CPU (the
+                    // engine's 25 %): arrivals move, the decisions must not.
+                    for (double share : {0.0, 0.25}) {
+                        CostParams p = zero_gamma();
+                        p.segment_bytes = 4096;
+                        p.eager_bytes = 16384;
+                        p.handshake_queue_delay = 30e-6;
+                        p.flight_bytes = flight;
+                        p.message_cpu_share = share;
+                        Plan plan = plan_of(alg, topo, count, 1024);
+                        std::string what = std::string(algorithm_name(alg)) + " on " +
+                                           std::to_string(topo.num_ranks()) + " ranks, " + std::to_string(count) +
+                                           " elements, flight " + std::to_string(flight) + ", CPU share " +
+                                           std::to_string(share);
+                        events += expect_same_decisions(topo, plan, p, what.c_str());
+                        ++cases;
+                    }
     std::printf("  %zu events compared, %zu early arrivals\n", events, g_early);
+    assert_int_equal(cases, 2 * 5 * 3 * 3 * 2);
     assert_true(g_early > 0);  // the path where a posted receive completes at once is covered
 }
 
@@ -257,6 +264,7 @@ void test_random_orders_same_decisions(void** state) {
         p.eager_bytes = eagers[rng() % 3];
         p.overhead = uni(0, 5e-6);
         p.handshake_queue_delay = uni(0, 1e-4);
+        p.message_cpu_share = trial % 2 ? uni(0, 0.5) : 0.0;
         const Algorithm alg = kAlgs[rng() % 5];
         const std::size_t count = 1 + rng() % 100000;
         Plan plan = plan_of(alg, topo, count, rng() % 2 ? 0 : 256);
