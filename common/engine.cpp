@@ -113,12 +113,12 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     probe_seconds_ = 0;
     model_overhead_ = cfg_.model_overhead;
     TOPOAR_TRY(discover_topology(ranks, cfg_.discovery, &topology_));
-    // Within one host every message goes through shared memory: TCP's
-    // assumed cost would make the model count messages only (a star of p
-    // ranks looked cheaper than recursive doubling).
-    if (topology_.nodes_at(Level::node).size() <= 1 && !cfg_.model_overhead_given)
-        model_overhead_ = assumed_host_overhead();
-    if (topology_.nodes_at(Level::node).size() > 1) {
+    if (topology_.nodes_at(Level::node).size() <= 1) {
+        // Within one host every message goes through shared memory: TCP's
+        // assumed cost would make the model count messages only (a star of
+        // p ranks looked cheaper than recursive doubling).
+        if (!cfg_.model_overhead_given) model_overhead_ = assumed_host_overhead();
+    } else {
         network_source_ = NetworkSource::assumed;
         if (network_described(ranks, cfg_.discovery)) {
             network_source_ = NetworkSource::described;

@@ -350,12 +350,10 @@ Options parse(int argc, char** argv) {
             o.model.wire_efficiency = std::strtod(v.c_str(), &end);
             if (v.empty() || *end != '\0' || !(o.model.wire_efficiency > 0) || o.model.wire_efficiency > 1)
                 die("bad --wire-efficiency '" + v + "' (a fraction in (0, 1])");
-        } else if (a == "--cpu-share") {
-            char* end = nullptr;
+        } else if (a == "--cpu-share") {  // as coll_topoar_model_cpu_share: '0.25' or '25%'
             std::string v = val();
-            o.model.message_cpu_share = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !(o.model.message_cpu_share >= 0) || o.model.message_cpu_share > 0.5)
-                die("bad --cpu-share '" + v + "' (a fraction in [0, 0.5])");
+            check(parse_fraction(v, &o.model.message_cpu_share));
+            if (o.model.message_cpu_share > 0.5) die("bad --cpu-share '" + v + "' (at most 0.5)");
             o.cpu_share_given = true;
         } else if (a == "--handshake-delay") {
             check(parse_latency(val(), &o.model.handshake_queue_delay));

@@ -166,8 +166,9 @@ std::vector<ParamInfo> make_table() {
                      "host, verbose 10 prints it), else ") +
              kAssumedModelOverhead +
              " (Open MPI's TCP BTL) between hosts and " + kAssumedHostOverhead +
-             " (shared memory) on a communicator within one host. A time such as '2us' (RDMA networks) is used as given, also where links "
-             "are measured; a topology file's latencies are link latencies that this cost comes on top of. "
+             " (shared memory) on a communicator within one host. A time such as '2us' (RDMA networks) is "
+             "used as given, also where links are measured; a topology file's latencies are link latencies "
+             "that this cost comes on top of. "
              "Larger values move the switch from the latency algorithm to the bandwidth algorithms to larger "
              "messages. Must be the same on all ranks."},
         // LogP's o: a rank's messages queue on its CPU (docs/cost-model.md

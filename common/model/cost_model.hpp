@@ -63,6 +63,7 @@
 // step plus 4 per dependency (docs/cost-model.md, "Performance").
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -170,6 +171,14 @@ struct CostParams {
     // all such flows of the GPU whichever NIC they use.  0: no such limit.
     double nic_path_bandwidth = 0;
 };
+
+// The share of `overhead` each end's CPU spends per message as the replay
+// applies it: message_cpu_share within 0..0.5 in dataflow mode, none in
+// rounds mode.  One place for Network's path latency and the dataflow
+// replay's CPU time, so one message always costs `overhead` in all.
+inline double applied_cpu_share(const CostParams& p) {
+    return p.mode == CostMode::dataflow ? std::clamp(p.message_cpu_share, 0.0, 0.5) : 0.0;
+}
 
 struct Prediction {
     double time = 0;                     // seconds until the last rank finishes

@@ -127,8 +127,7 @@ int Network::box_of(int src, int dst) {
     int top = topo_.lca(a, c);
     // Dataflow mode charges 2 x message_cpu_share of the overhead on the
     // ranks' CPUs (replay_dataflow.cpp); the rest is the path's.
-    const double cpu = params_.mode == CostMode::dataflow ? std::clamp(params_.message_cpu_share, 0.0, 0.5) : 0.0;
-    double lat = params_.overhead * (1 - 2 * cpu);
+    double lat = params_.overhead * (1 - 2 * applied_cpu_share(params_));
     for (int v = a; v != top; v = topo_.node(v).parent) {
         b.path.push_back(2 * v);
         lat += topo_.node(v).up.latency;

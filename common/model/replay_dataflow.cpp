@@ -37,7 +37,7 @@ public:
     DataflowReplay(Network& net, const Plan& plan, std::size_t elem_size, const CostParams& params,
                    Prediction* out, std::vector<ScheduleEvent>* trace)
         : net_(net), plan_(plan), elem_size_(elem_size), params_(params), out_(out), trace_(trace),
-          msg_cpu_(params.overhead * std::clamp(params.message_cpu_share, 0.0, 0.5)) {
+          msg_cpu_(params.overhead * applied_cpu_share(params)) {
         net_.set_client(this);
     }
     Status run(Prediction* out);
