@@ -105,7 +105,7 @@ enum {
     TOPOAR_PARAM_BOOL = 2,
     TOPOAR_PARAM_STRING = 3,
     TOPOAR_PARAM_ALGORITHM = 4, /* an int of an enum of the algorithm names */
-    TOPOAR_PARAM_MAX = 40,      /* at most this many entries */
+    TOPOAR_PARAM_MAX = 64,      /* at most this many entries (the table's rows, glue's included) */
 };
 
 typedef struct topoar_param_info {

@@ -362,6 +362,9 @@ typedef struct mca_coll_topoar_config {
     char numbers[TOPOAR_PARAM_MAX][32];
 } mca_coll_topoar_config_t;
 void mca_coll_topoar_config(mca_coll_topoar_config_t *out);
+/* Where the glue keeps one of its own variables (a glue-only row of the
+ * parameter table, by name); NULL for any other name. */
+void *mca_coll_topoar_glue_storage(const char *name);
 /* What this rank contributes to a set-up: the parameters' values and this
  * process's record (host, socket, Slurm, settings fingerprints). */
 void mca_coll_topoar_local_info(mca_coll_topoar_config_t *conf, topoar_rank_info_t *mine);

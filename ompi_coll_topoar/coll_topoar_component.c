@@ -93,7 +93,7 @@ static const struct {
 };
 #define NUM_GLUE_FIELDS (sizeof(glue_fields) / sizeof(glue_fields[0]))
 
-static void *glue_storage(const char *name)
+void *mca_coll_topoar_glue_storage(const char *name)
 {
     for (size_t k = 0; k < NUM_GLUE_FIELDS; ++k) {
         if (0 == strcmp(glue_fields[k].name, name)) {
@@ -139,7 +139,7 @@ static int register_params(const mca_base_component_t *c)
             return OPAL_ERROR;
         }
         if (g.glue_only) {
-            storage = glue_storage(p.name);
+            storage = mca_coll_topoar_glue_storage(p.name);
             ++glue_rows;
         } else if (i == cm->num_params && i < TOPOAR_PARAM_MAX) {
             storage = &cm->params[i];

@@ -264,8 +264,51 @@ static bool params_name_a_file(void)
     return false;
 }
 
+/* After the engine's n entries: the glue's own rows that must agree
+ * (coll_topoar_barrier, coll_topoar_nccl, ...) as text, so that set-up
+ * compares their fingerprints with the engine's (the engine parses none of
+ * them: set_param passes over glue rows).  None of them is settable through
+ * MPI_T (test_engine checks), so the cache of these texts stays right. */
+static int glue_config(mca_coll_topoar_config_t *out, int n)
+{
+    for (int i = mca_coll_topoar_component.num_params; i < topoar_param_count() && n < TOPOAR_PARAM_MAX; ++i) {
+        topoar_param_info_t p;
+        topoar_param_glue_t g;
+        const void *st;
+        char *num = out->numbers[n];
+        if (TOPOAR_OK != topoar_param_info(i, &p) || !p.must_agree || 0 != topoar_param_glue(i, &g) ||
+            !g.glue_only || NULL == (st = mca_coll_topoar_glue_storage(p.name))) {
+            continue;
+        }
+        out->names[n] = p.name;
+        out->values[n] = num;
+        switch (p.type) {
+        case TOPOAR_PARAM_SIZE: snprintf(num, sizeof(out->numbers[n]), "%zu", *(const size_t *) st); break;
+        case TOPOAR_PARAM_BOOL: snprintf(num, sizeof(out->numbers[n]), "%d", *(const bool *) st ? 1 : 0); break;
+        case TOPOAR_PARAM_STRING: out->values[n] = *(char *const *) st ? *(char *const *) st : ""; break;
+        case TOPOAR_PARAM_KEYWORD: {
+            /* By name, as the user wrote it (a mismatch report shows it). */
+            int v = *(const int *) st, k = 0;
+            while (NULL != g.keywords && NULL != g.keywords[k] && k < v) {
+                ++k;
+            }
+            if (v >= 0 && k == v && NULL != g.keywords && NULL != g.keywords[k]) {
+                out->values[n] = g.keywords[k];
+            } else {
+                snprintf(num, sizeof(out->numbers[n]), "%d", v);
+            }
+            break;
+        }
+        default: snprintf(num, sizeof(out->numbers[n]), "%d", *(const int *) st); break;
+        }
+        ++n;
+    }
+    return n;
+}
+
 /* The engine parameters' current values as name/value text for
- * topoar_engine_create (the MCA storage of coll_topoar_component.c). */
+ * topoar_engine_create (the MCA storage of coll_topoar_component.c), then
+ * the glue's that must agree (glue_config). */
 void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
@@ -294,6 +337,7 @@ void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
         }
         ++n;
     }
+    n = glue_config(out, n);
     out->cfg.count = n;
     out->cfg.names = out->names;
     out->cfg.values = out->values;

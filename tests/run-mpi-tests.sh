@@ -139,6 +139,13 @@ expect_output "mismatched algorithm falls back" \
     "coll_topoar_allreduce_algorithm differs across ranks: rank 0 has 'auto', rank 2 has 'ring'.* 0 failed" \
     bash -c '"$@" 2>&1 | tr "\n" " "' _ "${mpi[@]}" --mca coll_topoar_single_node_fallback 0 \
     -np 2 "$bin" --quick : -np 1 env OMPI_MCA_coll_topoar_allreduce_algorithm=ring "$bin" --quick
+# The glue's own settings that must agree are compared too: a rank that
+# would time or take its barriers differently would wait on the others in
+# its first MPI_Barrier after set-up.
+expect_output "mismatched barrier falls back" \
+    "coll_topoar_barrier differs across ranks: rank 0 has 'auto', rank 2 has 'never'.* 0 failed" \
+    bash -c '"$@" 2>&1 | tr "\n" " "' _ "${mpi[@]}" --mca coll_topoar_single_node_fallback 0 \
+    -np 2 "$bin" --quick : -np 1 env OMPI_MCA_coll_topoar_barrier=never "$bin" --quick
 # One host: ranks that hand every call down run the first call at once,
 # beside the agreement (coll_topoar_module.c); a rank that would run topoar
 # there instead makes that call the previous module's on every rank and

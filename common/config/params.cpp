@@ -344,7 +344,7 @@ std::vector<ParamInfo> make_table() {
          true, ParamScope::readonly},
         {"cuda_library", T::string, TOPOAR_CUDA_LIBRARY, 6, false, false, false, nullptr,
          "The topoar CUDA library the GPU path loads (built with --with-cuda)", true, ParamScope::readonly},
-        {"nccl", T::boolean, "1", 5, false, false, false, nullptr,
+        {"nccl", T::boolean, "1", 5, true, false, false, nullptr,
          "Device buffers: run topoar's plans over NCCL (one NCCL communicator per MPI communicator, made "
          "at the first device call); 0 stages device data through pinned host memory and the MPI "
          "transport. Must be the same on all ranks.",
@@ -357,7 +357,8 @@ std::vector<ParamInfo> make_table() {
         {"check_mem_type", T::boolean, "0", 5, false, false, false, nullptr,
          "Verify on every call that all ranks pass buffers in the same memory type (host or device), "
          "at the cost of one small allreduce per call; disagreeing calls are staged. Off: assumed, as "
-         "with any CUDA-aware MPI.",
+         "with any CUDA-aware MPI. Set it alike on every rank: it acts from the first call, before "
+         "set-up compares the settings, so ranks set differently wait on each other there.",
          true, ParamScope::all},
         {"mem_type_cache", T::boolean, "1", 6, false, false, false, nullptr,
          "Remember the last few pointers found to be host memory (exact addresses), so that a program "
@@ -365,13 +366,13 @@ std::vector<ParamInfo> make_table() {
          "except when a host buffer is unmapped and a device allocation then starts at exactly its "
          "address (docs/gpu.md); 0 asks the driver on every call.",
          true, ParamScope::readonly},
-        {"cuda_aware_mpi", T::keyword, "auto", 5, false, false, false, nullptr,
+        {"cuda_aware_mpi", T::keyword, "auto", 5, true, false, false, nullptr,
          "Device buffers of the calls topoar hands to the previous module: auto gives them unstaged when "
          "the MPI library reports CUDA support (MPIX_Query_cuda_support, asked once when the component "
          "opens), never always stages them through pinned host memory, always gives them unstaged "
          "without asking. Must be the same on all ranks.",
          true, ParamScope::all, kCudaAwareKeywords},
-        {"barrier", T::keyword, "auto", 5, false, false, false, nullptr,
+        {"barrier", T::keyword, "auto", 5, true, false, false, nullptr,
          "MPI_Barrier on communicators that span hosts. topoar's: the ranks of each host report to its "
          "first rank along a binomial tree, those first ranks meet in a barrier of their own (pairwise "
          "exchange for a power of two hosts, else dissemination; one message each way between two hosts "
@@ -383,7 +384,7 @@ std::vector<ParamInfo> make_table() {
          "leaves every barrier to the previous module. Before that call and within one host: the previous "
          "module's. Must be the same on all ranks.",
          true, ParamScope::all, kBarrierKeywords},
-        {"barrier_trial", T::integer, "8", 6, false, false, false, nullptr,
+        {"barrier_trial", T::integer, "8", 6, true, false, false, nullptr,
          "coll_topoar_barrier auto: how many barriers of each kind (topoar's, the previous module's) are "
          "timed to choose between them, in four interleaved blocks (each block's mean per barrier, the best "
          "block per rank, the slowest rank's); 0 or less: topoar's untimed, as always. Must be the same on "

@@ -9,10 +9,12 @@
 // whether a row is the glue's own) and hands the engine's values back by
 // name as text (topoar_config_t); EngineConfig{} starts from the same
 // defaults, so a name, default and help text are written once, here.
-// The engine's rows come first (at most TOPOAR_PARAM_MAX: their index is
-// their slot in the set-up fingerprints), then the glue's own (priority,
-// verbose, the GPU path's): registered by the same walk, stored by the
-// glue, never handed to the engine.
+// The engine's rows come first, then the glue's own (priority, verbose,
+// the GPU path's, the barrier's): registered by the same walk, stored by
+// the glue, never parsed by the engine.  At most TOPOAR_PARAM_MAX rows in
+// all: a row's index is its slot in the set-up fingerprints, which the
+// glue's rows that must agree (coll_topoar_barrier, ...) fill too (the
+// glue hands their values over as text with the engine's).
 #pragma once
 
 #include <cstddef>
@@ -51,6 +53,7 @@ struct ParamInfo {
     const char* default_value;  // as text, parsed like any value
     int level;                  // ompi_info level, 1..9
     bool must_agree;            // decides message pairing: compared across ranks at set-up
+                                // (a glue row's too; then it is not settable)
     bool names_file;            // the value is a file whose contents must agree too
     bool settable;              // MPI_T may write it at run time (read at set-up)
     // Parses `value` into cfg; an error without the parameter's name.

@@ -195,11 +195,11 @@ static void test_algorithm_table(void** state) {
 static void test_param_table(void** state) {
     (void)state;
     const auto& t = param_table();
-    // The engine's rows first (their index is their fingerprint slot, at
-    // most TOPOAR_PARAM_MAX), then the glue's own, which the engine never
-    // parses nor compares.
+    // The engine's rows first, then the glue's own, which the engine never
+    // parses; every row's index is its fingerprint slot (at most
+    // TOPOAR_PARAM_MAX rows).
     const std::size_t engine_rows = engine_param_count();
-    assert_true(engine_rows > 0 && engine_rows <= TOPOAR_PARAM_MAX);
+    assert_true(engine_rows > 0 && t.size() <= TOPOAR_PARAM_MAX);
     std::size_t glue_rows = 0;
     for (std::size_t i = 0; i < t.size(); ++i) {
         assert_true(find_param(t[i].name) == &t[i]);
@@ -213,7 +213,11 @@ static void test_param_table(void** state) {
         if (t[i].glue_only) {
             ++glue_rows;
             assert_null(t[i].parse);
-            assert_false(t[i].must_agree);
+            // The glue's rows whose help asks for one value on all ranks
+            // are compared at set-up like the engine's, and none of them
+            // may change at run time (the glue keeps their texts).
+            assert_int_equal(t[i].must_agree, t[i].help.find("Must be the same on all ranks") != std::string::npos);
+            if (t[i].must_agree) assert_false(t[i].settable);
         } else {
             assert_non_null(t[i].parse);
             assert_int_equal(static_cast<int>(t[i].scope), static_cast<int>(ParamScope::all));
@@ -1126,6 +1130,57 @@ static void test_c_api_config_texts(void** state) {
     assert_int_equal(route, TOPOAR_ROUTE_HOST);
 }
 
+// Set-up's settings fingerprints: a rank whose value of a row that must
+// agree differs, the glue's rows (coll_topoar_barrier) included, is found
+// and named by its row; rows that need not agree (verbose) never differ;
+// a glue row's text passes the engine's parsing (it sets nothing there).
+static void test_settings_fingerprints(void** state) {
+    (void)state;
+    const auto& t = param_table();
+    auto row = [&](const char* name) {
+        for (std::size_t i = 0; i < t.size(); ++i)
+            if (std::strcmp(t[i].name, name) == 0) return static_cast<int>(i);
+        return -1;
+    };
+    auto info = [](const char* name, const char* value) {
+        topoar_rank_info_t r;
+        std::memset(&r, 0, sizeof r);
+        const char* names[] = {name};
+        const char* values[] = {value};
+        topoar_config_t cfg{1, names, values};
+        topoar_settings_fingerprint(&cfg, &r);
+        return r;
+    };
+    const struct {
+        const char* name;
+        const char* a;
+        const char* b;
+        bool differs;
+    } cases[] = {
+        {"barrier", "auto", "never", true},      {"barrier_trial", "8", "16", true},
+        {"nccl", "1", "0", true},                {"cuda_aware_mpi", "auto", "always", true},
+        {"segment_size", "65536", "65536", false}, {"verbose", "0", "50", false},
+        {"priority", "50", "60", false},
+    };
+    for (const auto& c : cases) {
+        assert_true(row(c.name) >= 0);
+        topoar_rank_info_t all[3] = {info(c.name, c.a), info(c.name, c.a), info(c.name, c.b)};
+        int param = -1, rank = -1;
+        const int found = topoar_settings_mismatch(all, 3, &param, &rank);
+        if (found != (c.differs ? 1 : 0)) fail_msg("%s: '%s' against '%s': mismatch %d", c.name, c.a, c.b, found);
+        if (c.differs) {
+            assert_int_equal(param, row(c.name));
+            assert_int_equal(rank, 2);
+        }
+        // Absent from the texts: its default, the same fingerprint.
+        topoar_rank_info_t dflt = info("verbose", "0");
+        topoar_rank_info_t given = info(c.name, t[static_cast<std::size_t>(row(c.name))].default_value);
+        assert_memory_equal(dflt.settings, given.settings, sizeof dflt.settings);
+        EngineConfig cfg;
+        assert_true(set_param(&cfg, c.name, c.b).is_ok());
+    }
+}
+
 // The plan cache hands out handles: a plan a call holds outlives its entry
 // (the cache may drop entries at any prepare), and is freed once no call
 // holds it.
@@ -1213,6 +1268,7 @@ int main(void) {
         cmocka_unit_test(test_call_routes),
         cmocka_unit_test(test_c_api_text_results),
         cmocka_unit_test(test_c_api_config_texts),
+        cmocka_unit_test(test_settings_fingerprints),
         cmocka_unit_test(test_plan_cache_handles),
         cmocka_unit_test(test_compiled_dependencies_follow_the_rule),
         cmocka_unit_test(test_planners_at_huge_counts),
