@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "exec/schedule_policy.hpp"
 #include "planners/planners.hpp"
 
 namespace topoar {
@@ -54,18 +55,55 @@ int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best,
     int win = -1;
     for (std::size_t a = 0; a < na && win < 0; ++a)
         if (rep.time[a][s] >= 0 && rep.time[a][s] <= best * (1 + min_gain)) win = static_cast<int>(a);
+    // A plan that keeps within the flight bound beats one that does not
+    // when it is predicted within min_gain of it (the fastest such plan):
+    // rounds that put more than the bound on a host link at once are what
+    // shallow-buffered links punish and the model does not see (1+3 ranks
+    // at 1 Gbit/s with a 64 KiB bucket: the latency algorithm and hring,
+    // predicted 2-9 % ahead of tree at 1-4 MiB, ran 1.5-2x slower than it;
+    // docs/large-messages.md, "Whole operations across hosts").
+    if (!rep.bounded[static_cast<std::size_t>(win)][s]) {
+        const double limit = rep.time[static_cast<std::size_t>(win)][s] * (1 + min_gain);
+        int kept = -1;
+        for (std::size_t a = 0; a < na; ++a)
+            if (rep.bounded[a][s] && rep.time[a][s] >= 0 && rep.time[a][s] <= limit &&
+                (kept < 0 || rep.time[a][s] < rep.time[static_cast<std::size_t>(kept)][s]))
+                kept = static_cast<int>(a);
+        if (kept >= 0) return kept;
+    }
     if (*bandwidth) {
         const double t = rep.time[static_cast<std::size_t>(win)][s];
         const double hi = t * (1 + DefaultTableOptions::kTie), lo = t / (1 + DefaultTableOptions::kTie);
         for (std::size_t a = 0; a < na; ++a)
             if (rep.time[a][s] >= lo && rep.time[a][s] <= hi &&
-                rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3))
+                rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3) &&
+                (rep.bounded[a][s] || !rep.bounded[static_cast<std::size_t>(win)][s]))
                 win = static_cast<int>(a);
     }
     return win;
 }
 
 }  // namespace
+
+bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes) {
+    if (flight_bytes == 0) return true;
+    std::vector<std::pair<int, std::size_t>> per_peer;
+    for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
+        const int host = topo.node_of_rank(r);
+        for (const Round& round : plan.ranks[static_cast<std::size_t>(r)].rounds) {
+            per_peer.clear();
+            for (const Op& op : round.ops) {
+                if (op.kind != OpKind::send || (host >= 0 && topo.node_of_rank(op.peer) == host)) continue;
+                std::size_t k = 0;
+                while (k < per_peer.size() && per_peer[k].first != op.peer) ++k;
+                if (k == per_peer.size()) per_peer.emplace_back(op.peer, 0);
+                per_peer[k].second += op.count * elem_size;
+                if (per_peer[k].second > flight_bytes) return false;
+            }
+        }
+    }
+    return true;
+}
 
 Status build_default_table(const Topology& topo, const DefaultTableOptions& opt, DecisionTable* out,
                            DefaultTableReport* report) {
@@ -86,6 +124,12 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
     const std::size_t na = rep.algorithms.size(), ns = rep.sizes.size();
     rep.time.assign(na, std::vector<double>(ns, -1.0));
     rep.reduced.assign(na, std::vector<double>(ns, -1.0));
+    rep.bounded.assign(na, std::vector<char>(ns, 1));
+    // The flight bound the executor meters host links with (host data
+    // across hosts only: schedule_policy.hpp, flight_bytes_for).
+    const std::size_t flight =
+        opt.mem == MemType::host ? flight_bytes_for(opt.model.flight_bytes, static_cast<int>(topo.nodes_at(Level::node).size()))
+                                 : 0;
     rep.winner.assign(ns, -1);
     *out = DecisionTable{};
     if (p <= 1 || p > opt.max_ranks) {
@@ -163,6 +207,7 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
             ++rep.predictions;
             rep.time[a][s] = pr.time;
             rep.reduced[a][s] = pr.max_bytes_reduced / static_cast<double>(bytes);
+            rep.bounded[a][s] = keeps_flight_bound(topo, plan, opt.elem_size, flight) ? 1 : 0;
         }
         if (stopped) {  // a size only partly simulated would compare unfairly
             for (std::size_t a = 0; a < na; ++a) rep.time[a][s] = -1;

@@ -20,7 +20,10 @@
 // messages less than they cost where processes share cores, and noise-level
 // differences should not displace the latency algorithm.  Among plans
 // predicted equal (within kTie) in the bandwidth regime, the one whose
-// busiest rank reduces the least wins.  The result is a pure function of
+// busiest rank reduces the least wins.  Across hosts, a winner whose rounds
+// put more than the flight bound to one peer on another host gives way to
+// the fastest plan that keeps within it, if predicted within min_gain
+// (keeps_flight_bound).  The result is a pure function of
 // (topology, options): no clocks, no randomness, so every rank of a
 // communicator computes the same table without talking.
 //
@@ -94,11 +97,19 @@ struct DefaultTableReport {
     std::vector<Algorithm> algorithms;         // = options.candidates
     std::vector<std::vector<double>> time;     // [algorithm][size] seconds; < 0: no prediction
     std::vector<std::vector<double>> reduced;  // [algorithm][size]: most bytes one rank reduces / size
+    std::vector<std::vector<char>> bounded;    // [algorithm][size]: keeps_flight_bound (1 where unknown)
     std::vector<int> winner;                   // per size: index into algorithms, -1: none
     std::size_t steps = 0;                     // executor steps simulated in all
     std::size_t predictions = 0;
     std::vector<std::string> notes;            // skipped candidates, budget stops
 };
+
+// Whether no rank of `plan` sends more than flight_bytes to one rank on
+// another host (topo's hosts) in one round: its rounds are pipelining units
+// the executor's flight window meters (schedule_policy.hpp).  True when
+// flight_bytes is 0.  The table prefers such plans: a plan predicted within
+// min_gain of an unbounded winner replaces it (the fastest of them).
+bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes);
 
 // Builds the table into *out (replacing it).  Rules carry ranks= and
 // nodes= of the topology, mem= options.mem (host by default: the model is

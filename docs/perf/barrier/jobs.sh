@@ -8,6 +8,8 @@
 #   leader the same with coll_topoar_allreduce_algorithm leader (no contest)
 #   share0 topoar with coll_topoar_model_cpu_share 0 (the model before
 #          stop 41: no per-message CPU at the ranks)
+#   base   topoar from another install, $BASE (default /tmp/topoar-base:
+#          a copy of _install made before a change)
 #   tuned  tuned alone;  ring  tuned's ring allreduce;  han  han over tuned
 top=/work/main; tc=$top/tests/cluster/topoar-cluster
 P=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
@@ -19,6 +21,7 @@ comp_for() {
     always) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_barrier always);;
     leader) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_allreduce_algorithm leader);;
     share0) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_model_cpu_share 0);;
+    base) comp=(--mca mca_base_component_path "$P:${BASE:-/tmp/topoar-base}/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self);;
     off) comp=(--mca mca_base_component_path "$P:$top/_install/lib/openmpi" --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_barrier 0);;
     han) comp=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100);;
     tuned) comp=(--mca coll tuned,libnbc,basic,self);;
