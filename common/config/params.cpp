@@ -105,8 +105,10 @@ std::vector<ParamInfo> make_table() {
          "call open at once (one to four) so that what it has sent to a peer and the peer has not yet taken "
          "stays within this, and calls above 8 MiB pipeline in units of at most half of it. What queues beyond "
          "a full link adds no speed; on shallow-buffered links it costs (a 64 KiB token bucket at 1 Gbit/s: "
-         "reordered packets and TCP retransmissions). Raise it for links with a large bandwidth-delay product "
-         "(0: no bound, four rounds open, units of call bytes / 256). Must be the same on all ranks."},
+         "reordered packets and TCP retransmissions). auto's table prefers plans whose rounds keep within it "
+         "(a plan predicted within coll_topoar_model_margin of one that does not). Raise it for links with a "
+         "large bandwidth-delay product (0: no bound, four rounds open, units of call bytes / 256, no "
+         "preference). Must be the same on all ranks."},
         {"chunk_size", T::size, "67108864", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->chunk_size); },
          "Calls larger than this many bytes run as consecutive chunks of it, each a complete all-reduce of "
