@@ -381,7 +381,8 @@ std::vector<ParamInfo> make_table() {
          "per round) and release their hosts' ranks. auto times topoar's against the previous module's "
          "(coll_topoar_barrier_trial barriers each, interleaved, at the first blocking MPI_Allreduce that "
          "runs with topoar set up on the communicator; the slowest rank's times decide, alike on every "
-         "rank; kept with auto's small-message contest outcomes, so later communicators of the same shape "
+         "rank; kept per communicator shape with auto's small-message contest outcomes, also where no contest "
+         "runs, so later communicators of the same shape "
          "start decided) and keeps the faster; always takes topoar's from that call without timing; never (or 0) "
          "leaves every barrier to the previous module. Before that call and within one host: the previous "
          "module's. Must be the same on all ranks.",

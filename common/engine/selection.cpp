@@ -70,7 +70,7 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     check_.configure(cfg_.model_check, cfg_.adapt_min_bytes);
     agreed_.clear();
     barrier_ = 0;
-    key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
+    key_ = outcomes_kept() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     cache_path_.clear();
     if (contests_possible() && !cfg_.contest_cache_dir.empty()) {
         file_key_ = contest_file_key(topo, cfg_, topoar::table_options(cfg_));
@@ -80,18 +80,22 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     return Status::ok();
 }
 
+bool Selection::outcomes_kept() const { return contest_io_ && shape_.nodes > 1 && size_ > 1; }
+
 bool Selection::contests_possible() const {
     return cfg_.algorithm == Algorithm::automatic && contest_io_ && cfg_.trial_calls > 0 && shape_.nodes > 1 &&
            size_ > 1;
 }
 
 Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {
-    if (!contests_possible() || !io.allgather) return Status::ok();
-    const bool cache = !cfg_.contest_cache_dir.empty();
+    if (!outcomes_kept() || !io.allgather) return Status::ok();
+    const bool contests = contests_possible();
+    const bool cache = contests && !cfg_.contest_cache_dir.empty();
     if (!cache && std::all_of(held.begin(), held.end(), [](int n) { return n <= 0; })) return Status::ok();
     // The classes a contest can cover: 0 .. the class of trial_max_size
-    // (never the barrier's slot); then the barrier's kind.
-    const int classes = std::min(kBarrierSlot, SizeTrials::size_class(cfg_.trial_max_size) + 1);
+    // (never the barrier's slot; none where no contest runs); then the
+    // barrier's kind.
+    const int classes = contests ? std::min(kBarrierSlot, SizeTrials::size_class(cfg_.trial_max_size) + 1) : 0;
     const std::size_t per = static_cast<std::size_t>(classes);
     const std::size_t n = 1 + per * (cache ? 2 : 1) + 1;
     const OutcomeStore::Codes codes = store_->get(key_);
@@ -179,7 +183,7 @@ Status Selection::rebuild(const Topology& topo, double model_overhead) {
     for (auto& e : check_exact_) e.clear();
     agreed_.clear();
     barrier_ = 0;
-    key_ = contests_possible() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
+    key_ = outcomes_kept() ? contest_key(topo, cfg_, topoar::table_options(cfg_)) : 0;
     if (!cache_path_.empty()) {
         file_key_ = contest_file_key(topo, cfg_, topoar::table_options(cfg_));
         cache_path_ = contest_file_path(cfg_.contest_cache_dir, file_key_);

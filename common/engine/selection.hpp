@@ -118,9 +118,10 @@ public:
     // communicator's key, the codes of the contested size classes, and
     // with the cache directory rank 0's codes from its file; a class every
     // rank holds identically starts decided, else one rank 0's file has;
-    // every other one starts a contest.  Nothing to do (no communication)
-    // when no contest can run here, or no rank holds any and no cache
-    // directory is set.
+    // every other one starts a contest.  Where no contest can run
+    // (outcomes_kept() but not contests_possible()) only the barrier's kind
+    // is agreed.  Nothing to do (no communication) on one host or without
+    // I/O, or when no rank holds any outcome and no cache directory is set.
     Status agree_outcomes(const std::vector<int>& held, SetupIo& io);
     // The MPI_Barrier kind (the glue's coll_topoar_barrier auto) chosen on
     // earlier communicators of this shape, kept in the same store (slot
@@ -128,7 +129,8 @@ public:
     // the same allgather: 0 none held alike by every rank, else
     // kBarrierPrevious or kBarrierTopoar.  keep_barrier_outcome() stores
     // this communicator's (every rank alike: the glue times the two with
-    // one agreed result).  Only where contests can run (else no key).
+    // one agreed result).  Also where no contest runs (trial_calls 0, an
+    // algorithm forced): then only the barrier's slot is agreed.
     static constexpr int kBarrierSlot = SizeTrials::kClasses - 1;
     static constexpr int kBarrierPrevious = 1, kBarrierTopoar = 2;
     int barrier_outcome() const { return barrier_; }
@@ -218,6 +220,9 @@ private:
     bool contest_io_ = false;      // set up with I/O: contests can agree
     // Contests can run here: auto, trials on, I/O, several hosts.
     bool contests_possible() const;
+    // Outcomes are kept and agreed here (a key): I/O and several hosts.  The
+    // barrier's kind is kept wherever this holds, contests or not.
+    bool outcomes_kept() const;
     OutcomeStore* store_ = &OutcomeStore::process();
     std::uint64_t key_ = 0;        // contest_key of this communicator
     std::string agreed_;           // agree_outcomes()'s classes

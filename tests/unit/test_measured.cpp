@@ -1700,11 +1700,16 @@ void test_contest_outcomes_agreed(void**) {
         std::vector<std::string> traces(n);
         std::vector<Status> st(n);
         std::vector<int> wrong(n, 0);
+        // What each rank's record says it holds, taken before any rank runs
+        // (a rank keeps its barrier's kind right after its set-up, while
+        // others may still be reading: the records are one allgather).
+        std::vector<int> held(n);
+        for (int q = 0; q < n; ++q) held[static_cast<std::size_t>(q)] = stores[static_cast<std::size_t>(q)].count();
         run_rank_threads(n, host_of, network, gather,
                          [&](int r, const std::vector<RankInfo>& given, topoar_test::FakeTransport& t, SetupIo& io) {
                 const std::size_t me = static_cast<std::size_t>(r);
                 std::vector<RankInfo> ranks = given;
-                for (int q = 0; q < n; ++q) ranks[static_cast<std::size_t>(q)].contest_outcomes = stores[static_cast<std::size_t>(q)].count();
+                for (int q = 0; q < n; ++q) ranks[static_cast<std::size_t>(q)].contest_outcomes = held[static_cast<std::size_t>(q)];
                 topoar_test::SumReducer<std::int32_t> sum;
                 Engine e(r, n, cfg);
                 e.use_outcome_store(&stores[me]);
@@ -1806,6 +1811,25 @@ void test_contest_outcomes_agreed(void**) {
     // 4 + 1 does not): its own key, nothing agreed.
     const Topology other = topoar_test::hosts_topology({4, 1});
     assert_true(contest_key(other, cfg, table_options(cfg)) != keys[0]);
+    // Where no contest runs (trial_calls 0; an algorithm forced) the
+    // barrier's kind is kept all the same: kept on one communicator, every
+    // later one of the shape starts with it (the glue times no barriers).
+    for (int variant = 0; variant < 2; ++variant) {
+        for (auto& store : stores) store.clear();
+        cfg = EngineConfig{};
+        cfg.probe = false;
+        if (variant == 0) cfg.trial_calls = 0;
+        else cfg.algorithm = Algorithm::tree;
+        std::fill(barrier_keep.begin(), barrier_keep.end(), Selection::kBarrierPrevious);
+        (void) job({64}, 2, &agreed, nullptr);
+        for (int r = 0; r < n; ++r) assert_int_equal(barrier_seen[static_cast<std::size_t>(r)], 0);
+        for (int r = 0; r < n; ++r) assert_int_equal(stores[static_cast<std::size_t>(r)].count(), 1);
+        std::fill(barrier_keep.begin(), barrier_keep.end(), 0);
+        (void) job({64}, 2, &agreed, nullptr);
+        for (int r = 0; r < n; ++r)
+            assert_int_equal(barrier_seen[static_cast<std::size_t>(r)], Selection::kBarrierPrevious);
+        assert_true(agreed.empty());  // no size class: none is contested
+    }
     clear_probe_cache();
 }
 
