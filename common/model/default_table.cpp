@@ -59,8 +59,8 @@ int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best,
     // when it is predicted within min_gain of it (the fastest such plan):
     // rounds that put more than the bound on a host link at once are what
     // shallow-buffered links punish and the model does not see (1+3 ranks
-    // at 1 Gbit/s with a 64 KiB bucket: the latency algorithm and hring,
-    // predicted 2-9 % ahead of tree at 1-4 MiB, ran 1.5-2x slower than it;
+    // at 1 Gbit/s with a 64 KiB bucket: the latency algorithm, predicted
+    // 1-9 % ahead of tree at 256 KiB-4 MiB, ran 1.5-2x slower than it;
     // docs/large-messages.md, "Whole operations across hosts").
     if (!rep.bounded[static_cast<std::size_t>(win)][s]) {
         const double limit = rep.time[static_cast<std::size_t>(win)][s] * (1 + min_gain);
@@ -127,9 +127,8 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
     rep.bounded.assign(na, std::vector<char>(ns, 1));
     // The flight bound the executor meters host links with (host data
     // across hosts only: schedule_policy.hpp, flight_bytes_for).
-    const std::size_t flight =
-        opt.mem == MemType::host ? flight_bytes_for(opt.model.flight_bytes, static_cast<int>(topo.nodes_at(Level::node).size()))
-                                 : 0;
+    const int hosts = static_cast<int>(topo.nodes_at(Level::node).size());
+    const std::size_t flight = opt.mem == MemType::host ? flight_bytes_for(opt.model.flight_bytes, hosts) : 0;
     rep.winner.assign(ns, -1);
     *out = DecisionTable{};
     if (p <= 1 || p > opt.max_ranks) {

@@ -352,8 +352,8 @@ static void test_budget_never_extends_the_latency_algorithm(void** state) {
 // Across hosts with a flight bound, a size's winner keeps within it
 // wherever a plan that does is predicted within the margin: on 1 + 3 ranks
 // at 874 Mbit/s (1 Gbit/s with a 64 KiB bucket, as probed) the latency
-// algorithm and hring were predicted 1-9 % ahead of tree from 256 KiB and
-// ran 1.5-2x slower than it.  Where the winner without the rule (the
+// algorithm was predicted 1-9 % ahead of tree from 256 KiB and ran 1.5-2x
+// slower than it.  Where the winner without the rule (the
 // first candidate within the margin of the best) is such a plan, the
 // winner is one that keeps within the bound.
 static void test_winners_keep_within_the_flight_bound(void** state) {
@@ -375,7 +375,8 @@ static void test_winners_keep_within_the_flight_bound(void** state) {
         for (std::size_t a = 0; a < rep.algorithms.size(); ++a) {
             if (rep.time[a][s] < 0) continue;
             if (best < 0 || rep.time[a][s] < best) best = rep.time[a][s];
-            any_bounded = any_bounded || (rep.bounded[a][s] && rep.time[a][s] <= rep.time[static_cast<std::size_t>(w)][s] * (1 + o.min_gain));
+            const double limit = rep.time[static_cast<std::size_t>(w)][s] * (1 + o.min_gain);
+            any_bounded = any_bounded || (rep.bounded[a][s] && rep.time[a][s] <= limit);
         }
         if (any_bounded) assert_true(rep.bounded[static_cast<std::size_t>(w)][s]);
         // The winner without the rule: the first candidate within the
