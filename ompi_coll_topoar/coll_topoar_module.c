@@ -264,85 +264,79 @@ static bool params_name_a_file(void)
     return false;
 }
 
-/* After the engine's n entries: the glue's own rows that must agree
- * (coll_topoar_barrier, coll_topoar_nccl, ...) as text, so that set-up
- * compares their fingerprints with the engine's (the engine parses none of
- * them: set_param passes over glue rows).  None of them is settable through
- * MPI_T (test_engine checks), so the cache of these texts stays right. */
-static int glue_config(mca_coll_topoar_config_t *out, int n)
+/* One parameter's value as text, from its MCA storage `st` (an int for
+ * algorithms and keywords); `num` holds a formatted number. */
+static const char *param_text(const topoar_param_info_t *p, const topoar_param_glue_t *g, const void *st, char *num,
+                              size_t len)
 {
-    for (int i = mca_coll_topoar_component.num_params; i < topoar_param_count() && n < TOPOAR_PARAM_MAX; ++i) {
-        topoar_param_info_t p;
-        topoar_param_glue_t g;
-        const void *st;
-        char *num = out->numbers[n];
-        if (TOPOAR_OK != topoar_param_info(i, &p) || !p.must_agree || 0 != topoar_param_glue(i, &g) ||
-            !g.glue_only || NULL == (st = mca_coll_topoar_glue_storage(p.name))) {
-            continue;
+    switch (p->type) {
+    case TOPOAR_PARAM_INT: snprintf(num, len, "%d", *(const int *) st); return num;
+    case TOPOAR_PARAM_SIZE: snprintf(num, len, "%zu", *(const size_t *) st); return num;
+    case TOPOAR_PARAM_BOOL: snprintf(num, len, "%d", *(const bool *) st ? 1 : 0); return num;
+    case TOPOAR_PARAM_ALGORITHM: {
+        /* MPI_T may have written any int: the engine rejects it by number. */
+        const int v = *(const int *) st;
+        if (v >= 0 && v < topoar_algorithm_count()) {
+            return topoar_algorithm_name(v);
         }
-        out->names[n] = p.name;
-        out->values[n] = num;
-        switch (p.type) {
-        case TOPOAR_PARAM_SIZE: snprintf(num, sizeof(out->numbers[n]), "%zu", *(const size_t *) st); break;
-        case TOPOAR_PARAM_BOOL: snprintf(num, sizeof(out->numbers[n]), "%d", *(const bool *) st ? 1 : 0); break;
-        case TOPOAR_PARAM_STRING: out->values[n] = *(char *const *) st ? *(char *const *) st : ""; break;
-        case TOPOAR_PARAM_KEYWORD: {
-            /* By name, as the user wrote it (a mismatch report shows it). */
-            int v = *(const int *) st, k = 0;
-            while (NULL != g.keywords && NULL != g.keywords[k] && k < v) {
-                ++k;
-            }
-            if (v >= 0 && k == v && NULL != g.keywords && NULL != g.keywords[k]) {
-                out->values[n] = g.keywords[k];
-            } else {
-                snprintf(num, sizeof(out->numbers[n]), "%d", v);
-            }
-            break;
-        }
-        default: snprintf(num, sizeof(out->numbers[n]), "%d", *(const int *) st); break;
-        }
-        ++n;
+        snprintf(num, len, "%d", v);
+        return num;
     }
-    return n;
+    case TOPOAR_PARAM_KEYWORD: {
+        /* By name, as the user wrote it (a mismatch report shows it). */
+        const int v = *(const int *) st;
+        int k = 0;
+        while (NULL != g->keywords && NULL != g->keywords[k] && k < v) {
+            ++k;
+        }
+        if (v >= 0 && k == v && NULL != g->keywords && NULL != g->keywords[k]) {
+            return g->keywords[k];
+        }
+        snprintf(num, len, "%d", v);
+        return num;
+    }
+    default: {
+        const char *text = *(char *const *) st;
+        return NULL != text ? text : "";
+    }
+    }
 }
 
-/* The engine parameters' current values as name/value text for
- * topoar_engine_create (the MCA storage of coll_topoar_component.c), then
- * the glue's that must agree (glue_config). */
+/* The parameters' current values as name/value text for
+ * topoar_engine_create: every engine row (the MCA storage of
+ * coll_topoar_component.c), and the glue's own rows that must agree
+ * (coll_topoar_barrier, coll_topoar_nccl, ...), so that set-up compares
+ * their fingerprints with the engine's (the engine parses none of them:
+ * set_param passes over glue rows).  None of those glue rows is settable
+ * through MPI_T (test_engine checks), so the cache of these texts stays
+ * right. */
 void mca_coll_topoar_config(mca_coll_topoar_config_t *out)
 {
     mca_coll_topoar_component_t *cm = &mca_coll_topoar_component;
     int n = 0;
-    for (int i = 0; i < cm->num_params; ++i) {
+    for (int i = 0; i < topoar_param_count() && n < TOPOAR_PARAM_MAX; ++i) {
         topoar_param_info_t p;
-        char *num = out->numbers[n];
-        if (TOPOAR_OK != topoar_param_info(i, &p)) {
+        topoar_param_glue_t g;
+        const void *st = NULL;
+        if (TOPOAR_OK != topoar_param_info(i, &p) || 0 != topoar_param_glue(i, &g)) {
+            continue;
+        }
+        if (!g.glue_only) {
+            st = i < cm->num_params ? (const void *) &cm->params[i] : NULL;
+        } else if (p.must_agree) {
+            st = mca_coll_topoar_glue_storage(p.name);
+        }
+        if (NULL == st) {
             continue;
         }
         out->names[n] = p.name;
-        out->values[n] = num;
-        switch (p.type) {
-        case TOPOAR_PARAM_INT: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i); break;
-        case TOPOAR_PARAM_SIZE: snprintf(num, sizeof(out->numbers[n]), "%zu", cm->params[i].z); break;
-        case TOPOAR_PARAM_BOOL: snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].b ? 1 : 0); break;
-        case TOPOAR_PARAM_ALGORITHM:
-            /* MPI_T may have written any int: the engine rejects it by number. */
-            if (cm->params[i].i >= 0 && cm->params[i].i < topoar_algorithm_count()) {
-                out->values[n] = topoar_algorithm_name(cm->params[i].i);
-            } else {
-                snprintf(num, sizeof(out->numbers[n]), "%d", cm->params[i].i);
-            }
-            break;
-        default: out->values[n] = cm->params[i].s ? cm->params[i].s : ""; break;
-        }
+        out->values[n] = param_text(&p, &g, st, out->numbers[n], sizeof(out->numbers[n]));
         ++n;
     }
-    n = glue_config(out, n);
     out->cfg.count = n;
     out->cfg.names = out->names;
     out->cfg.values = out->values;
 }
-
 
 /* What the parameters give every set-up of this process, kept while they
  * keep their values (params_unchanged, checked once per use): their texts

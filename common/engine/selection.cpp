@@ -83,8 +83,7 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
 bool Selection::outcomes_kept() const { return contest_io_ && shape_.nodes > 1 && size_ > 1; }
 
 bool Selection::contests_possible() const {
-    return cfg_.algorithm == Algorithm::automatic && contest_io_ && cfg_.trial_calls > 0 && shape_.nodes > 1 &&
-           size_ > 1;
+    return cfg_.algorithm == Algorithm::automatic && cfg_.trial_calls > 0 && outcomes_kept();
 }
 
 Status Selection::agree_outcomes(const std::vector<int>& held, SetupIo& io) {

@@ -218,7 +218,7 @@ private:
     // A host call of auto's table's choice across hosts within the check's sizes.
     bool checked(std::size_t bytes, MemType mem, const Decision& d, bool measured) const;
     bool contest_io_ = false;      // set up with I/O: contests can agree
-    // Contests can run here: auto, trials on, I/O, several hosts.
+    // Contests can run here: auto, trials on, and outcomes_kept().
     bool contests_possible() const;
     // Outcomes are kept and agreed here (a key): I/O and several hosts.  The
     // barrier's kind is kept wherever this holds, contests or not.

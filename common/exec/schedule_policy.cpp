@@ -37,6 +37,24 @@ int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes) {
     return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(w, kWindowRounds)));
 }
 
+std::size_t max_round_peer_bytes(const RankSchedule& schedule, std::size_t elem_size,
+                                 const std::function<bool(int peer)>& counts) {
+    std::size_t most = 0;
+    std::vector<std::pair<int, std::size_t>> per_peer;
+    for (const Round& round : schedule.rounds) {
+        per_peer.clear();
+        for (const Op& op : round.ops) {
+            if (is_recv(op.kind) || (counts && !counts(op.peer))) continue;
+            auto it = std::find_if(per_peer.begin(), per_peer.end(),
+                                   [&](const std::pair<int, std::size_t>& e) { return e.first == op.peer; });
+            if (it == per_peer.end()) per_peer.emplace_back(op.peer, op.count * elem_size);
+            else it->second += op.count * elem_size;
+        }
+        for (const auto& e : per_peer) most = std::max(most, e.second);
+    }
+    return most;
+}
+
 std::size_t segment_elems_of(std::size_t segment_bytes, std::size_t elem_size) {
     std::size_t seg = elem_size ? segment_bytes / elem_size : 0;
     if (segment_bytes && seg == 0) seg = 1;
@@ -61,22 +79,7 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
     const std::size_t seg = step_elems(segment_elems, elem_size);
 
     // The window: the most this rank sends to one peer in one round.
-    std::size_t round_peer = 0;
-    if (flight_bytes) {
-        std::vector<std::pair<int, std::size_t>> per_peer;
-        for (const Round& round : schedule.rounds) {
-            per_peer.clear();
-            for (const Op& op : round.ops) {
-                if (is_recv(op.kind)) continue;
-                auto it = std::find_if(per_peer.begin(), per_peer.end(),
-                                       [&](const std::pair<int, std::size_t>& e) { return e.first == op.peer; });
-                if (it == per_peer.end()) per_peer.emplace_back(op.peer, op.count * elem_size);
-                else it->second += op.count * elem_size;
-            }
-            for (const auto& e : per_peer) round_peer = std::max(round_peer, e.second);
-        }
-    }
-    prog.window = flight_window(flight_bytes, round_peer);
+    prog.window = flight_window(flight_bytes, flight_bytes ? max_round_peer_bytes(schedule, elem_size) : 0);
 
     // Steps, and the largest amount any one round receives.
     std::size_t max_round_recv = 0;

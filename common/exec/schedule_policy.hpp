@@ -42,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "plan/plan.hpp"
@@ -70,6 +71,13 @@ constexpr int kWindowRounds = 4;
 // call on two hosts ran 1.7x slower (docs/large-messages.md, "Bytes in
 // flight").  han's one 64 KiB segment per leader exchange never queues.
 int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes);
+
+// The most `schedule` sends to one peer in one round, in bytes: what
+// flight_window meters.  With `counts`, only peers for which it returns
+// true (the decision table asks about peers on other hosts:
+// keeps_flight_bound in model/default_table.hpp).
+std::size_t max_round_peer_bytes(const RankSchedule& schedule, std::size_t elem_size,
+                                 const std::function<bool(int peer)>& counts = {});
 
 // The flight bound a plan on `hosts` hosts runs under: `flight_size` across
 // hosts, none on one host (shared memory has no queue to fill).

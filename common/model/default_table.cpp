@@ -87,20 +87,11 @@ int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best,
 
 bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes) {
     if (flight_bytes == 0) return true;
-    std::vector<std::pair<int, std::size_t>> per_peer;
     for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
         const int host = topo.node_of_rank(r);
-        for (const Round& round : plan.ranks[static_cast<std::size_t>(r)].rounds) {
-            per_peer.clear();
-            for (const Op& op : round.ops) {
-                if (op.kind != OpKind::send || (host >= 0 && topo.node_of_rank(op.peer) == host)) continue;
-                std::size_t k = 0;
-                while (k < per_peer.size() && per_peer[k].first != op.peer) ++k;
-                if (k == per_peer.size()) per_peer.emplace_back(op.peer, 0);
-                per_peer[k].second += op.count * elem_size;
-                if (per_peer[k].second > flight_bytes) return false;
-            }
-        }
+        const auto other_host = [&](int peer) { return host < 0 || topo.node_of_rank(peer) != host; };
+        if (max_round_peer_bytes(plan.ranks[static_cast<std::size_t>(r)], elem_size, other_host) > flight_bytes)
+            return false;
     }
     return true;
 }

@@ -1,3 +1,7 @@
+# tab.py FILE...: medians per job and size of cmp.sh output (docs/perf/barrier,
+# docs/perf/cpu-share, docs/perf/unseen); on / best of tuned, ring and han,
+# and against the first reference job present (off, share0 or base):
+# REF / best and on / REF.
 import sys, statistics as st, collections
 d=collections.defaultdict(lambda: collections.defaultdict(list))
 for f in sys.argv[1:]:
@@ -6,12 +10,12 @@ for f in sys.argv[1:]:
         if len(p)<3 or ':' not in p[2]: continue
         for kv in p[2:]:
             s,v=kv.split(':'); d[p[1]][int(s)].append(float(v))
-jobs=[j for j in ['on','off','tuned','ring','han'] if j in d]
+jobs=[j for j in ['on','off','share0','base','tuned','ring','han'] if j in d]
+ref=next((j for j in ('off','share0','base') if j in d), None)
 sizes=sorted(d[jobs[0]])
-off='off' in d
-print('| size | '+' | '.join(jobs)+' | on/best |'+(' off/best | on/off |' if off else ''))
-print('|---'*(len(jobs)+2+(2 if off else 0))+'|')
+print('| size | '+' | '.join(jobs)+' | on/best |'+(f' {ref}/best | on/{ref} |' if ref else ''))
+print('|---'*(len(jobs)+2+(2 if ref else 0))+'|')
 for s in sizes:
     m={j:st.median(d[j][s]) for j in jobs}
     b=min(m[j] for j in ('tuned','ring','han') if j in m)
-    print(f"| {s} | "+' | '.join(f"{m[j]:.0f}" for j in jobs)+f" | {m['on']/b:.2f} |"+(f" {m['off']/b:.2f} | {m['on']/m['off']:.2f} |" if off else ''))
+    print(f"| {s} | "+' | '.join(f"{m[j]:.0f}" for j in jobs)+f" | {m['on']/b:.2f} |"+(f" {m[ref]/b:.2f} | {m['on']/m[ref]:.2f} |" if ref else ''))
