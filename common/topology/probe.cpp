@@ -59,10 +59,11 @@ public:
     // behind the other's data in the shaped queue), except inside a host
     // (a pair of one host, shared memory, not a network), where they run
     // both ways at once.
-    // A fan-in's `fractions` (fan_in_fractions; per peer: the leader's
-    // senders, a follower's one leader): of the size the leader names, the
-    // share each sender streams, so that every path is busy until the end
-    // (empty: all the whole size).
+    // A fan-in's leader's `fractions` (fan_in_fractions; per sender): of
+    // the size it streams, the share each sender streams, so that every
+    // path is busy until the end (empty: all the whole size); its repeats
+    // take shares from what the paths moved (adapt_shares).  The leader
+    // names each follower its own size.
     Session(Transport& t, std::vector<int> peers, bool leads, bool pair, const ProbeOptions& opt, double target,
             bool inside = false, std::vector<double> fractions = {})
         : t_(t), peers_(std::move(peers)), leads_(leads), ping_(pair), duplex_(pair && inside), inside_(inside),
@@ -103,10 +104,15 @@ public:
         // it).
         std::vector<std::size_t> sizes;
         std::vector<double> best;
+        // A fan-in's leader also sees when each sender's stream ended
+        // (adapt_shares).
+        const bool fan_in = k > 1 && !inside_;
+        std::vector<double> ends;
+        std::vector<double>* per_peer = fan_in ? &ends : nullptr;
         std::size_t s = std::min(kFirstMessage, cap);
         for (;;) {
             double elapsed = 0;
-            TOPOAR_TRY(timed_stream(s, n, &elapsed));
+            TOPOAR_TRY(timed_stream(s, n, &elapsed, per_peer));
             sizes.push_back(s);
             best.push_back(elapsed);
             // Below kMinStream bytes a stream is mostly fixed costs and one
@@ -114,6 +120,9 @@ public:
             if (4 * s > cap || (n * stream_bytes(s) >= kMinStream && 4 * elapsed > kGrowShare * target_)) break;
             s *= 4;
         }
+        // Bytes into the leader (inside a host: each way): all k streams.
+        std::vector<double> bytes;
+        for (std::size_t z : sizes) bytes.push_back(static_cast<double>(n * stream_bytes(z)));
         // Repeats: smaller, larger, smaller.  Each then starts right after
         // a stream at least as large, so a token bucket is drained alike
         // for both sizes (on the way up the smaller one still had its
@@ -122,12 +131,22 @@ public:
         // more.
         const std::size_t last = sizes.size() - 1;
         if (last > 0 && !inside_) {
+            // A fan-in's repeats stream with shares from the largest
+            // stream's ends, and alone give the rate (their bytes differ
+            // from the growth's).
+            const bool adapted = fan_in && adapt_shares(sizes[last], n, ends);
             double small = 0, big = 0, small2 = 0;
             TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small));
             TOPOAR_TRY(timed_stream(sizes[last], n, &big));
             TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small2));
-            best[last - 1] = std::min(small, small2);
-            best[last] = std::min(best[last], big);
+            if (adapted) {
+                sizes = {sizes[last - 1], sizes[last]};
+                best = {std::min(small, small2), big};
+                bytes = {static_cast<double>(n * stream_bytes(sizes[0])), static_cast<double>(n * stream_bytes(sizes[1]))};
+            } else {
+                best[last - 1] = std::min(small, small2);
+                best[last] = std::min(best[last], big);
+            }
         } else {
             // Inside a host: the last two sizes again, in turns, at least
             // twice and while the repeats fit kGrowShare of the round
@@ -148,9 +167,6 @@ public:
                 }
             }
         }
-        // Bytes into the leader (inside a host: each way): all k streams.
-        std::vector<double> bytes;
-        for (std::size_t z : sizes) bytes.push_back(static_cast<double>(n * stream_bytes(z)));
         const double rate = stream_rate(bytes, best, rtt, /*slope=*/!inside_, kMinInsideBytes);
         out->bandwidth = rate;
         if (probe_debug()) {
@@ -159,6 +175,11 @@ public:
             if (!fractions_.empty()) {
                 std::fprintf(stderr, " (shares");
                 for (double x : fractions_) std::fprintf(stderr, " %.2f", x);
+                std::fprintf(stderr, ")");
+            }
+            if (!first_fractions_.empty()) {
+                std::fprintf(stderr, " (first");
+                for (double x : first_fractions_) std::fprintf(stderr, " %.2f", x);
                 std::fprintf(stderr, ")");
             }
             std::fprintf(stderr, " %s rtt %.1fus:", inside_ ? "median" : "best", rtt * 1e6);
@@ -171,8 +192,7 @@ public:
                 std::fprintf(stderr, "\n");
             }
         }
-        double stop = 0;
-        return to_all(&stop, sizeof stop);
+        return to_each(std::vector<double>(k, 0.0));  // size 0: stop
     }
 
 private:
@@ -181,6 +201,8 @@ private:
     static constexpr double kGrowShare = 0.4;
     static constexpr std::size_t kMinStream = std::size_t(512) << 10;
     static constexpr int kInsideRepeats = 16;
+    static constexpr double kMinShare = 1.0 / 16;
+    static constexpr double kShareMoves = 1.25;
 
     // Peer p's message size when the leader names s (a fan-in's fraction
     // of it, at least one byte); both ends compute it alike.
@@ -197,18 +219,61 @@ private:
         return sum;
     }
 
-    Status timed_stream(std::size_t s, std::size_t n, double* elapsed) {
-        double size = static_cast<double>(s);
-        TOPOAR_TRY(to_all(&size, sizeof size));
-        return stream(s, n, /*ack=*/false, elapsed);
+    // The leader names each peer the size of its messages (a fan-in's
+    // share of s; the peer streams what it is told) and times the stream.
+    Status timed_stream(std::size_t s, std::size_t n, double* elapsed, std::vector<double>* per_peer = nullptr) {
+        std::vector<double> size(peers_.size());
+        for (std::size_t p = 0; p < size.size(); ++p) size[p] = static_cast<double>(part(s, p));
+        TOPOAR_TRY(to_each(size));
+        return stream(s, n, /*ack=*/false, elapsed, per_peer);
     }
 
-    // The leader's small message to every peer at once.
-    Status to_all(const void* buf, std::size_t bytes) {
+    // A fan-in's shares for its repeats: each sender's in proportion to
+    // what its path moved in the stream of `s` that just ran (its bytes
+    // over its stream's end, `ends`), at least kMinShare of the largest.
+    // With equal bytes a fan-in ends with its slowest path (a rack mate at
+    // 100 Mbit/s and two hosts across a 100 Mbit/s rack uplink, 50 each,
+    // show 3 x 50 = 150 into a 1 Gbit/s host); with these shares every
+    // path is busy until the end and the aggregate shows what they let in
+    // together (200).  Whatever the shares, all bytes over the last end
+    // stays what the receiver's link let in: shares from a stream that
+    // ran unevenly only make it lower.  false (shares kept, and the
+    // growth's streams still count): an end is missing, or every share
+    // would move by less than kShareMoves (paths about as fast as their
+    // shares said: on three hosts of 1000/400/400 Mbit/s the fan-in into
+    // the 1000 one from the two 400 ones moved 0.95 : 1).
+    bool adapt_shares(std::size_t s, std::size_t n, const std::vector<double>& ends) {
+        const std::size_t k = peers_.size();
+        if (ends.size() != k) return false;
+        std::vector<double> rate(k), now(k);
+        double top = 0, now_top = 0;
+        for (std::size_t p = 0; p < k; ++p) {
+            if (!(ends[p] > 0)) return false;
+            rate[p] = static_cast<double>(n * part(s, p)) / ends[p];
+            top = std::max(top, rate[p]);
+            now[p] = static_cast<double>(part(s, p));
+            now_top = std::max(now_top, now[p]);
+        }
+        std::vector<double> next(k);
+        bool moves = false;
+        for (std::size_t p = 0; p < k; ++p) {
+            next[p] = std::max(kMinShare, rate[p] / top);
+            const double ratio = next[p] / (now[p] / now_top);
+            moves = moves || ratio > kShareMoves || ratio < 1 / kShareMoves;
+        }
+        if (!moves) return false;
+        first_fractions_ = fractions_.empty() ? std::vector<double>(k, 1.0) : fractions_;
+        fractions_ = next;
+        return true;
+    }
+
+    // The leader's one double to each peer (its own), at once.
+    Status to_each(const std::vector<double>& values) {
         std::vector<Transport::Request> r(peers_.size(), nullptr);
         Status st;
         std::size_t posted = 0;
-        for (; posted < peers_.size() && st; ++posted) st = t_.isend(buf, bytes, peers_[posted], &r[posted]);
+        for (; posted < peers_.size() && st; ++posted)
+            st = t_.isend(&values[posted], sizeof(double), peers_[posted], &r[posted]);
         for (std::size_t i = 0; i < posted; ++i) {
             if (st) st = wait_done(t_, &r[i]);
             else if (r[i]) (void)t_.cancel(&r[i]);
@@ -263,8 +328,10 @@ private:
     // *elapsed runs until it has them all.  Completion times of single
     // messages mean little (a transport interleaves large messages, socket
     // buffers hold what a descheduled receiver has not read yet); the
-    // whole stream's end does not lie.
-    Status stream(std::size_t s, std::size_t n, bool ack, double* elapsed) {
+    // whole stream's end does not lie.  With per_peer (a fan-in's leader),
+    // each peer's whole stream's end is kept too, from the same start
+    // (0: it did not end).
+    Status stream(std::size_t s, std::size_t n, bool ack, double* elapsed, std::vector<double>* per_peer = nullptr) {
         const std::size_t k = peers_.size();
         std::vector<Transport::Request> rr(k * n, nullptr), sr(k * n, nullptr), ack_req(k, nullptr);
         std::vector<char> token(k, 0);
@@ -286,7 +353,29 @@ private:
         for (std::size_t i = 0; i < n && st && sends; ++i)
             for (std::size_t p = 0; p < k && st; ++p, ++posted_s)
                 st = t_.isend(send_.data() + i * s, part(s, p), peers_[p], &sr[posted_s]);
-        for (std::size_t i = 0; i < posted_r && st; ++i) st = wait_done(t_, &rr[i]);
+        if (per_peer && receives) {
+            // Every receive tested in turn, so a stream's end is seen when
+            // it happens, not after the streams posted before it.
+            per_peer->assign(k, 0.0);
+            std::vector<std::size_t> left(k, 0);
+            for (std::size_t i = 0; i < posted_r; ++i) ++left[i / n];
+            std::size_t open = posted_r;
+            while (st && open > 0) {
+                for (std::size_t i = 0; i < posted_r && st; ++i) {
+                    if (!rr[i]) continue;
+                    bool done = false;
+                    st = t_.test(&rr[i], &done);
+                    if (!st) rr[i] = nullptr;  // a failed test ended it
+                    if (!st || !done) continue;
+                    rr[i] = nullptr;
+                    --open;
+                    if (--left[i / n] == 0) (*per_peer)[i / n] = now() - t0;
+                }
+                if (st && open > 0) t_.progress();
+            }
+        } else {
+            for (std::size_t i = 0; i < posted_r && st; ++i) st = wait_done(t_, &rr[i]);
+        }
         if (st && ack && duplex_) st = send(peers_[0], &token[0], 1);
         for (std::size_t p = 0; p < posted_a && st; ++p) st = wait_done(t_, &ack_req[p]);
         if (st && elapsed) *elapsed = now() - t0;
@@ -309,6 +398,7 @@ private:
     const ProbeOptions& opt_;
     double target_;
     std::vector<double> fractions_;
+    std::vector<double> first_fractions_;  // a fan-in's shares before adapt_shares (debug output)
     std::vector<unsigned char> send_, recv_;
     std::vector<double> rtts_;  // the pings' round trips, ascending (debug output)
 };
@@ -435,10 +525,9 @@ Status run_probe(Transport& transport, int my_rank, const std::vector<HostRanks>
                     std::fprintf(stderr, "probe fan-in into %d: senders can feed %.1f Mbit/s\n", next.receiver,
                                  next.senders_rate * 8e-6);
             } else if (std::find(senders.begin(), senders.end(), my_host) != senders.end()) {
-                const std::size_t at = static_cast<std::size_t>(
-                    std::find(senders.begin(), senders.end(), my_host) - senders.begin());
+                // (A sender streams the sizes the receiver names: its share.)
                 st = Session(transport, {host_ranks[static_cast<std::size_t>(next.receiver)].ranks[0]}, false, false,
-                             opt, target, false, {fan_in_fractions(next)[at]})
+                             opt, target)
                          .run(&r);
             }
         }

@@ -51,12 +51,24 @@
 // alike:
 //
 //   R (receiver, leads)        S1 .. Sk (up to 4 hosts, R's rack first)
-//   |--- s to each ----------->|      sizes as in a pair session, no pings,
+//   |--- its s to each ------->|      sizes as in a pair session, no pings,
 //   |<== N x s from each ======|      k streams into R at once, s at most
 //   ...                               max_message / k (a pair's bytes in
 //                                     flight); R's time runs until it has
 //                                     all; the slope of the aggregate is
 //                                     the rate R's link let in
+//
+// R also sees when each sender's stream ended (every receive tested in
+// turn).  The repeats (the last two sizes again) stream with shares in
+// proportion to what each path moved in the largest stream, and their
+// aggregate's slope is the rate.  With equal bytes a fan-in ends with its
+// slowest path (a rack mate at 100 Mbit/s and two hosts across a 100
+// Mbit/s rack uplink, 50 each: 3 x 50 = 150 into a 1 Gbit/s host); with
+// the paths' shares it shows what they let in together (200).  The
+// senders' own rates are not added up: a stream alone on a bucket's burst
+// or ahead of the others reads more than it gets beside them (into a
+// 250 Mbit/s host, 251 + 38 + 55 in one set-up), while all bytes over the
+// last end never exceed what R's link let in.
 //
 // Costs per communicator (first set-up only, later ones reuse it): the
 // budget is split over round 0 and the pair rounds as before; each fan-in
