@@ -123,30 +123,30 @@ public:
         // Bytes into the leader (inside a host: each way): all k streams.
         std::vector<double> bytes;
         for (std::size_t z : sizes) bytes.push_back(static_cast<double>(n * stream_bytes(z)));
-        // Repeats: smaller, larger, smaller.  Each then starts right after
-        // a stream at least as large, so a token bucket is drained alike
-        // for both sizes (on the way up the smaller one still had its
-        // burst: not comparable, so its first time is dropped).  Inside a
-        // host only the largest size counts (stream_rate): it runs twice
-        // more.
+        // Repeats: smaller, larger, smaller, larger, and only they give
+        // the rate.  Each starts right after a stream that drained a token
+        // bucket (the growth's largest, then each other), so both sizes
+        // start with it as empty.  The growth's streams are not
+        // comparable: the first ones run on the bucket's burst (it filled
+        // during the pings), and the largest can still start with part of
+        // it (on 400 Mbit/s hosts with a 250 KB bucket the growth's 512K
+        // stream took 8.6 ms, the repeats' 10.5 ms, as the rate says: the
+        // pair read 534 Mbit/s, and those hosts joined a 1 Gbit/s host's
+        // class).  Inside a host only the largest size counts
+        // (stream_rate): it runs twice more.
         const std::size_t last = sizes.size() - 1;
         if (last > 0 && !inside_) {
             // A fan-in's repeats stream with shares from the largest
-            // stream's ends, and alone give the rate (their bytes differ
-            // from the growth's).
-            const bool adapted = fan_in && adapt_shares(sizes[last], n, ends);
-            double small = 0, big = 0, small2 = 0;
+            // stream's ends (adapt_shares).
+            if (fan_in) (void)adapt_shares(sizes[last], n, ends);
+            double small = 0, big = 0, small2 = 0, big2 = 0;
             TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small));
             TOPOAR_TRY(timed_stream(sizes[last], n, &big));
             TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small2));
-            if (adapted) {
-                sizes = {sizes[last - 1], sizes[last]};
-                best = {std::min(small, small2), big};
-                bytes = {static_cast<double>(n * stream_bytes(sizes[0])), static_cast<double>(n * stream_bytes(sizes[1]))};
-            } else {
-                best[last - 1] = std::min(small, small2);
-                best[last] = std::min(best[last], big);
-            }
+            TOPOAR_TRY(timed_stream(sizes[last], n, &big2));
+            sizes = {sizes[last - 1], sizes[last]};
+            best = {std::min(small, small2), std::min(big, big2)};
+            bytes = {static_cast<double>(n * stream_bytes(sizes[0])), static_cast<double>(n * stream_bytes(sizes[1]))};
         } else {
             // Inside a host: the last two sizes again, in turns, at least
             // twice and while the repeats fit kGrowShare of the round
@@ -237,11 +237,11 @@ private:
     // path is busy until the end and the aggregate shows what they let in
     // together (200).  Whatever the shares, all bytes over the last end
     // stays what the receiver's link let in: shares from a stream that
-    // ran unevenly only make it lower.  false (shares kept, and the
-    // growth's streams still count): an end is missing, or every share
-    // would move by less than kShareMoves (paths about as fast as their
-    // shares said: on three hosts of 1000/400/400 Mbit/s the fan-in into
-    // the 1000 one from the two 400 ones moved 0.95 : 1).
+    // ran unevenly only make it lower.  false (shares kept): an end is
+    // missing, or every share would move by less than kShareMoves (paths
+    // about as fast as their shares said: on three hosts of 1000/400/400
+    // Mbit/s the fan-in into the 1000 one from the two 400 ones moved
+    // 0.95 : 1).
     bool adapt_shares(std::size_t s, std::size_t n, const std::vector<double>& ends) {
         const std::size_t k = peers_.size();
         if (ends.size() != k) return false;
@@ -414,7 +414,7 @@ double stream_rate(const std::vector<double>& bytes, const std::vector<double>& 
     if (slope) {
         if (last > 0 && best[last] > best[last - 1])
             rate = (bytes[last] - bytes[last - 1]) / (best[last] - best[last - 1]);
-        return rate > 0 ? rate : alone(last);
+        return rate > 0 ? std::min(rate, kSlopeCap * alone(last)) : alone(last);
     }
     for (std::size_t i = 0; i <= last; ++i)
         if (bytes[i] >= min_bytes || i == last) rate = std::max(rate, alone(i));

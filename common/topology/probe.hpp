@@ -107,8 +107,12 @@ bool probe_debug();
 // in best[i] seconds, sizes ascending; rtt the pings' round trip.
 //   slope (between hosts): the slope between the last two sizes, which
 //     cancels what every stream pays alike (the round trip, the
-//     rendezvous, a token bucket's burst); the last size alone where that
-//     slope is not positive.
+//     rendezvous, a token bucket's burst), at most kSlopeCap times the
+//     last size alone; the last size alone where that slope is not
+//     positive.  (A smaller stream slowed down by another pair of its
+//     round that crossed the same link turns the difference of two
+//     times into any rate: a pair with a 100 Mbit/s host read 261, its
+//     128K stream 32 ms, its 512K one 44.)
 //   otherwise (inside a host): the best of bytes / (time - rtt) over the
 //     streams of at least min_bytes (the last one if none is that large).
 //     A copy of MiB takes a millisecond and fixed costs are microseconds,
@@ -121,6 +125,7 @@ bool probe_debug();
 //     they run from the cache (faster than the large calls that this
 //     rate is for).
 // 0 when nothing was timed.
+constexpr double kSlopeCap = 1.25;
 double stream_rate(const std::vector<double>& bytes, const std::vector<double>& best, double rtt, bool slope,
                    double min_bytes = 0);
 

@@ -1017,12 +1017,19 @@ void test_stream_rate(void**) {
     assert_true(near(stream_rate(net_bytes, {t(2 * MiB), t(8 * MiB)}, 0.2e-3, true), r));
     // Inside a host: 2 and 8 MiB copies at 10 GB/s (0.21 and 0.84 ms), the
     // smaller one's best time delayed by 0.63 ms (another process ran):
-    // the slope makes TB/s of that; the largest stream alone says what
-    // the copy did.
+    // the slope makes TB/s of that (capped at kSlopeCap times the largest
+    // stream alone); the largest stream alone says what the copy did.
     const double c = 10e9, rtt = 4e-6;
     const std::vector<double> in_bytes = {2 * MiB, 8 * MiB};
     const std::vector<double> delayed = {2 * MiB / c + 0.628e-3, 8 * MiB / c};
-    assert_true(stream_rate(in_bytes, delayed, rtt, true) > 100e9);  // what the slope made of it
+    assert_true(near(stream_rate(in_bytes, delayed, rtt, true), kSlopeCap * 8 * MiB / (delayed[1] - rtt)));
+    // Between hosts, a pair with a 100 Mbit/s host whose 128K stream was
+    // held back by another pair of its round (32 ms) and whose 512K one
+    // was not (44 ms): 261 Mbit/s from the slope, 119 capped.
+    {
+        const double got = stream_rate({128 * 1024, 512 * 1024}, {32.21e-3, 44.26e-3}, 53e-6, true);
+        assert_true(got < 1.3 * 12.5e6 && near(got, kSlopeCap * 512 * 1024 / (44.26e-3 - 53e-6)));
+    }
     const double inside = stream_rate(in_bytes, delayed, rtt, false);
     assert_true(inside > 0.99 * c && inside < 1.01 * c);
     // Never above what the streams' best times allow.
