@@ -17,5 +17,6 @@ print('| size | '+' | '.join(jobs)+' | on/best |'+(f' {ref}/best | on/{ref} |' i
 print('|---'*(len(jobs)+2+(2 if ref else 0))+'|')
 for s in sizes:
     m={j:st.median(d[j][s]) for j in jobs}
-    b=min(m[j] for j in ('tuned','ring','han') if j in m)
-    print(f"| {s} | "+' | '.join(f"{m[j]:.0f}" for j in jobs)+f" | {m['on']/b:.2f} |"+(f" {m[ref]/b:.2f} | {m['on']/m[ref]:.2f} |" if ref else ''))
+    b=min((m[j] for j in ('tuned','ring','han') if j in m), default=None)
+    r=lambda x: f"{x/b:.2f}" if b else '-'  # no tuned, ring or han job ran
+    print(f"| {s} | "+' | '.join(f"{m[j]:.0f}" for j in jobs)+f" | {r(m['on'])} |"+(f" {r(m[ref])} | {m['on']/m[ref]:.2f} |" if ref else ''))
