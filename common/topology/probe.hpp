@@ -14,9 +14,10 @@
 //   ...                              until it has all of B's bytes
 //        s = 4 KiB, x4 while the next stream fits 40 % of the round's
 //        time (and s stays within the largest message), then the last two
-//        sizes again (smaller, larger, smaller: each right after a stream
-//        at least as large); the rate is the slope between them at their
-//        best times (fixed costs and a token bucket's burst cancel)
+//        sizes again (smaller, larger, smaller, larger: each right after a
+//        stream that drained a token bucket); the rate is the slope between
+//        them at the repeats' best times (fixed costs and a token bucket's
+//        burst cancel), at most 1.25x the larger stream alone
 //
 // One way, as the fan-ins: a stream each way at once read about half the
 // rate of a slow link on the emulated cluster (a 100 Mbit/s pair at 56 and 70;
