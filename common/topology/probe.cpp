@@ -245,20 +245,20 @@ private:
     bool adapt_shares(std::size_t s, std::size_t n, const std::vector<double>& ends) {
         const std::size_t k = peers_.size();
         if (ends.size() != k) return false;
-        std::vector<double> rate(k), now(k);
-        double top = 0, now_top = 0;
+        std::vector<double> rate(k), sent(k);
+        double top = 0, sent_top = 0;
         for (std::size_t p = 0; p < k; ++p) {
             if (!(ends[p] > 0)) return false;
             rate[p] = static_cast<double>(n * part(s, p)) / ends[p];
             top = std::max(top, rate[p]);
-            now[p] = static_cast<double>(part(s, p));
-            now_top = std::max(now_top, now[p]);
+            sent[p] = static_cast<double>(part(s, p));
+            sent_top = std::max(sent_top, sent[p]);
         }
         std::vector<double> next(k);
         bool moves = false;
         for (std::size_t p = 0; p < k; ++p) {
             next[p] = std::max(kMinShare, rate[p] / top);
-            const double ratio = next[p] / (now[p] / now_top);
+            const double ratio = next[p] / (sent[p] / sent_top);
             moves = moves || ratio > kShareMoves || ratio < 1 / kShareMoves;
         }
         if (!moves) return false;
