@@ -62,7 +62,7 @@ public:
     // A fan-in's leader's `fractions` (fan_in_fractions; per sender): of
     // the size it streams, the share each sender streams, so that every
     // path is busy until the end (empty: all the whole size); its repeats
-    // take shares from what the paths moved (adapt_shares).  The leader
+    // take shares from what the paths moved (repeat_shares).  The leader
     // names each follower its own size.
     Session(Transport& t, std::vector<int> peers, bool leads, bool pair, const ProbeOptions& opt, double target,
             bool inside = false, std::vector<double> fractions = {})
@@ -105,7 +105,7 @@ public:
         std::vector<std::size_t> sizes;
         std::vector<double> best;
         // A fan-in's leader also sees when each sender's stream ended
-        // (adapt_shares).
+        // (repeat_shares).
         const bool fan_in = k > 1 && !inside_;
         std::vector<double> ends;
         std::vector<double>* per_peer = fan_in ? &ends : nullptr;
@@ -137,7 +137,7 @@ public:
         const std::size_t last = sizes.size() - 1;
         if (last > 0 && !inside_) {
             // A fan-in's repeats stream with shares from the largest
-            // stream's ends (adapt_shares).
+            // stream's ends (repeat_shares).
             if (fan_in) (void)adapt_shares(sizes[last], n, ends);
             double small = 0, big = 0, small2 = 0, big2 = 0;
             TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small));
@@ -201,8 +201,6 @@ private:
     static constexpr double kGrowShare = 0.4;
     static constexpr std::size_t kMinStream = std::size_t(512) << 10;
     static constexpr int kInsideRepeats = 16;
-    static constexpr double kMinShare = 1.0 / 16;
-    static constexpr double kShareMoves = 1.25;
 
     // Peer p's message size when the leader names s (a fan-in's fraction
     // of it, at least one byte); both ends compute it alike.
@@ -228,42 +226,15 @@ private:
         return stream(s, n, /*ack=*/false, elapsed, per_peer);
     }
 
-    // A fan-in's shares for its repeats: each sender's in proportion to
-    // what its path moved in the stream of `s` that just ran (its bytes
-    // over its stream's end, `ends`), at least kMinShare of the largest.
-    // With equal bytes a fan-in ends with its slowest path (a rack mate at
-    // 100 Mbit/s and two hosts across a 100 Mbit/s rack uplink, 50 each,
-    // show 3 x 50 = 150 into a 1 Gbit/s host); with these shares every
-    // path is busy until the end and the aggregate shows what they let in
-    // together (200).  Whatever the shares, all bytes over the last end
-    // stays what the receiver's link let in: shares from a stream that
-    // ran unevenly only make it lower.  false (shares kept): an end is
-    // missing, or every share would move by less than kShareMoves (paths
-    // about as fast as their shares said: on three hosts of 1000/400/400
-    // Mbit/s the fan-in into the 1000 one from the two 400 ones moved
-    // 0.95 : 1).
+    // A fan-in's shares for its repeats (repeat_shares) from the stream
+    // of `s` that just ran; false (shares kept) where it gives none.
     bool adapt_shares(std::size_t s, std::size_t n, const std::vector<double>& ends) {
-        const std::size_t k = peers_.size();
-        if (ends.size() != k) return false;
-        std::vector<double> rate(k), sent(k);
-        double top = 0, sent_top = 0;
-        for (std::size_t p = 0; p < k; ++p) {
-            if (!(ends[p] > 0)) return false;
-            rate[p] = static_cast<double>(n * part(s, p)) / ends[p];
-            top = std::max(top, rate[p]);
-            sent[p] = static_cast<double>(part(s, p));
-            sent_top = std::max(sent_top, sent[p]);
-        }
-        std::vector<double> next(k);
-        bool moves = false;
-        for (std::size_t p = 0; p < k; ++p) {
-            next[p] = std::max(kMinShare, rate[p] / top);
-            const double ratio = next[p] / (sent[p] / sent_top);
-            moves = moves || ratio > kShareMoves || ratio < 1 / kShareMoves;
-        }
-        if (!moves) return false;
-        first_fractions_ = fractions_.empty() ? std::vector<double>(k, 1.0) : fractions_;
-        fractions_ = next;
+        std::vector<double> sent(peers_.size());
+        for (std::size_t p = 0; p < sent.size(); ++p) sent[p] = static_cast<double>(n * part(s, p));
+        std::vector<double> next = repeat_shares(sent, ends);
+        if (next.empty()) return false;
+        first_fractions_ = fractions_.empty() ? std::vector<double>(sent.size(), 1.0) : fractions_;
+        fractions_ = std::move(next);
         return true;
     }
 
@@ -419,6 +390,28 @@ double stream_rate(const std::vector<double>& bytes, const std::vector<double>& 
     for (std::size_t i = 0; i <= last; ++i)
         if (bytes[i] >= min_bytes || i == last) rate = std::max(rate, alone(i));
     return rate;
+}
+
+std::vector<double> repeat_shares(const std::vector<double>& sent, const std::vector<double>& ends) {
+    const std::size_t k = sent.size();
+    if (k == 0 || ends.size() != k) return {};
+    std::vector<double> rate(k);
+    double top = 0, sent_top = 0;
+    for (std::size_t p = 0; p < k; ++p) {
+        if (!(ends[p] > 0) || !(sent[p] > 0)) return {};
+        rate[p] = sent[p] / ends[p];
+        top = std::max(top, rate[p]);
+        sent_top = std::max(sent_top, sent[p]);
+    }
+    std::vector<double> next(k);
+    bool moves = false;
+    for (std::size_t p = 0; p < k; ++p) {
+        next[p] = std::max(kMinShare, rate[p] / top);
+        const double ratio = next[p] / (sent[p] / sent_top);
+        moves = moves || ratio > kShareMoves || ratio < 1 / kShareMoves;
+    }
+    if (!moves) return {};
+    return next;
 }
 
 bool probe_debug() {

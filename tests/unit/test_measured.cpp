@@ -82,10 +82,9 @@ struct FakeNet {
     std::function<double()> noise = nullptr;
     // Fan-ins as run_probe times them (timed_fan_in): each sender streams
     // its fan_in_fractions of the bytes, the streams share the links
-    // max-min until each ends; the repeats then stream shares in
-    // proportion to each sender's bytes over its end (adapt_shares, at
-    // least 1/16; kept when none moves by more than 1.25x), and the rate
-    // is their bytes over their last end.  Off:
+    // max-min until each ends; the repeats then stream repeat_shares of
+    // each sender's bytes over its end (the first shares where it gives
+    // none), and the rate is their bytes over their last end.  Off:
     // the ideal min(b_R, what the senders feed).
     bool timed_fan_ins = false;
     // One stream of these byte shares: all bytes over the last end, and
@@ -142,19 +141,8 @@ struct FakeNet {
         std::vector<double> ends;
         const double agg = fan_in_stream(receiver, senders, fractions, &ends);
         if (first) *first = agg;
-        std::vector<double> shares(fractions.size());
-        double top = 0, was = 0;
-        for (std::size_t p = 0; p < shares.size(); ++p) {
-            top = std::max(top, shares[p] = fractions[p] / ends[p]);
-            was = std::max(was, fractions[p]);
-        }
-        bool moves = false;  // (every share within 1.25x of its first: kept)
-        for (std::size_t p = 0; p < shares.size(); ++p) {
-            shares[p] = std::max(1.0 / 16, shares[p] / top);
-            const double ratio = shares[p] / (fractions[p] / was);
-            moves = moves || ratio > 1.25 || ratio < 0.8;
-        }
-        return moves ? fan_in_stream(receiver, senders, shares, &ends) : agg;
+        const std::vector<double> shares = repeat_shares(fractions, ends);
+        return shares.empty() ? agg : fan_in_stream(receiver, senders, shares, &ends);
     }
     double noisy(double rate) const { return noise ? rate * noise() : rate; }
 
@@ -614,8 +602,24 @@ void test_fan_in_shares(void**) {
     // slowest stream and showed 3 x 50 = 150 (measured 142-143 on the
     // cluster), which the model took for the host's link and chose tree
     // over flexrelay.  Equal first bytes reach 200 too, in the repeats
-    // with shares from the senders' ends (adapt_shares): the pairs need
+    // with shares from the senders' ends (repeat_shares): the pairs need
     // not have shown the racks.
+    // The repeats' shares from a stream's ends: equal bytes in 1, 2 and 2
+    // time units (paths at 100, 50 and 50) give 1 : 0.5 : 0.5; paths as
+    // fast as their shares (0.95 : 1) or a missing end keep the shares;
+    // a path 100x slower still gets 1/16.
+    {
+        const std::vector<double> sh = repeat_shares({1, 1, 1}, {1, 2, 2});
+        assert_int_equal(sh.size(), 3);
+        assert_true(near(sh[0], 1) && near(sh[1], 0.5) && near(sh[2], 0.5));
+        assert_true(repeat_shares({1, 1}, {1.0 / 0.95, 1}).empty());
+        assert_true(repeat_shares({1, 0.5}, {1, 1}).empty());  // shares 1 : 0.5, moved 1 : 0.5: kept
+        assert_int_equal(repeat_shares({1, 0.5}, {1, 0.5}).size(), 2);  // shares 1 : 0.5, moved 1 : 1
+        assert_true(repeat_shares({1, 1}, {1, 0}).empty());
+        const std::vector<double> floor = repeat_shares({1, 1}, {1, 100});
+        assert_int_equal(floor.size(), 2);
+        assert_true(near(floor[1], kMinShare));
+    }
     FakeNet f = racked({1000, 100, 250, 1000}, {0, 0, 1, 1}, 100);
     f.timed_fan_ins = true;
     {
