@@ -275,7 +275,11 @@ private:
                 Transport::Request r = nullptr;
                 double t0 = now();
                 TOPOAR_TRY(t_.irecv(&b, 1, peer, &r));
-                TOPOAR_TRY(send(peer, &b, 1));
+                Status sent = send(peer, &b, 1);
+                if (!sent) {
+                    (void)t_.cancel(&r);  // nothing stays posted on `b`
+                    return sent;
+                }
                 TOPOAR_TRY(wait_done(t_, &r));
                 rtts.push_back(now() - t0);
             } else {

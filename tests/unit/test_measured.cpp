@@ -1219,6 +1219,52 @@ void test_run_probe(void**) {
 // depends on the rates the threads measure (one-way pairs on a loaded
 // machine can pin every host), so up to four probes run until one has a
 // fan-in; test_fan_in covers the rounds with fixed rates.
+// Probes whose network breaks at any point (during the pairs, the
+// gathers' turns or a fan-in whose receiver tests its receives in turn):
+// every rank returns, some rank says it failed, and no rank leaves a
+// request posted on its buffers.
+void test_run_probe_failures(void**) {
+    const std::vector<HostRanks> hosts = {{"a", {0}}, {"b", {1}}, {"c", {2}}, {"d", {3}}};
+    const int n = 4;
+    int failed_runs = 0, runs = 0;
+    for (long after : {1L, 3L, 10L, 30L, 100L, 300L, 1000L, 3000L, 10000L, 30000L, 100000L}) {
+        topoar_test::FakeNetwork network(n);
+        network.fail_after(after);
+        std::vector<std::vector<double>> rows(static_cast<std::size_t>(n));
+        std::vector<Status> st(static_cast<std::size_t>(n));
+        std::vector<int> left(static_cast<std::size_t>(n), -1);
+        ProbeOptions opt;
+        opt.total_seconds = 0.01;
+        opt.max_message = 64 << 10;
+        Gather gather(n);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < n; ++r)
+            threads.emplace_back([&, r] {
+                topoar_test::FakeTransport t(network, r);
+                auto collect = [&gather, r](const void* mine, std::size_t bytes, void* all) {
+                    gather.allgather(r, mine, bytes, all);
+                    return Status::ok();
+                };
+                st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, collect, &rows[static_cast<std::size_t>(r)]);
+                left[static_cast<std::size_t>(r)] = t.outstanding();
+            });
+        for (auto& th : threads) th.join();
+        ++runs;
+        bool any = false;
+        for (int r = 0; r < n; ++r) {
+            any = any || !st[static_cast<std::size_t>(r)];
+            if (left[static_cast<std::size_t>(r)] != 0)
+                fail_msg("fail_after(%ld), rank %d: %d requests left posted", after, r, left[static_cast<std::size_t>(r)]);
+        }
+        failed_runs += any ? 1 : 0;
+    }
+    assert_int_equal(runs, 11);
+    print_message("probes broken at 11 points: %d failed\n", failed_runs);
+    // The early breaks always land inside the probes; a probe of a few
+    // thousand calls may end before the late ones.
+    assert_true(failed_runs >= 6);
+}
+
 void test_run_probe_fan_in(void**) {
     const std::vector<HostRanks> hosts = {{"a", {0}}, {"b", {1}}, {"c", {2}}, {"d", {3}}};
     const int n = 4;
@@ -2016,6 +2062,7 @@ int main() {
         cmocka_unit_test(test_model_link),
         cmocka_unit_test(test_discover_measured),
         cmocka_unit_test(test_run_probe),
+        cmocka_unit_test(test_run_probe_failures),
         cmocka_unit_test(test_run_probe_fan_in),
         cmocka_unit_test(test_engine_setup_probes),
         cmocka_unit_test(test_online_adaptation),
