@@ -1163,10 +1163,18 @@ void run_rank_threads(int n, const char* const* host_of, topoar_test::FakeNetwor
 
 // Every rank of `hosts` (n ranks) runs the probes over the in-process
 // transport in its own thread; returns each rank's row (all must succeed).
-std::vector<std::vector<double>> probe_in_process(const std::vector<HostRanks>& hosts, int n) {
+// One probe over the in-process network, every rank a thread.  With
+// fail_after > 0 the network breaks at that call (FakeNetwork::fail_after);
+// *status and *left (optional) then get each rank's result and the
+// requests it left posted.  Without them every rank must succeed.
+std::vector<std::vector<double>> probe_in_process(const std::vector<HostRanks>& hosts, int n, long fail_after = 0,
+                                                  std::vector<Status>* status = nullptr,
+                                                  std::vector<int>* left = nullptr) {
     topoar_test::FakeNetwork network(n);
+    if (fail_after > 0) network.fail_after(fail_after);
     std::vector<std::vector<double>> rows(static_cast<std::size_t>(n));
     std::vector<Status> st(static_cast<std::size_t>(n));
+    std::vector<int> posted(static_cast<std::size_t>(n), -1);
     ProbeOptions opt;
     opt.total_seconds = 0.01;
     opt.max_message = 64 << 10;
@@ -1180,9 +1188,13 @@ std::vector<std::vector<double>> probe_in_process(const std::vector<HostRanks>& 
                 return Status::ok();
             };
             st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, collect, &rows[static_cast<std::size_t>(r)]);
+            posted[static_cast<std::size_t>(r)] = t.outstanding();
         });
     for (auto& th : threads) th.join();
-    for (const Status& x : st) expect_ok(x);
+    if (status) *status = st;
+    else
+        for (const Status& x : st) expect_ok(x);
+    if (left) *left = posted;
     return rows;
 }
 
@@ -1228,27 +1240,9 @@ void test_run_probe_failures(void**) {
     const int n = 4;
     int failed_runs = 0, runs = 0;
     for (long after : {1L, 3L, 10L, 30L, 100L, 300L, 1000L, 3000L, 10000L, 30000L, 100000L}) {
-        topoar_test::FakeNetwork network(n);
-        network.fail_after(after);
-        std::vector<std::vector<double>> rows(static_cast<std::size_t>(n));
-        std::vector<Status> st(static_cast<std::size_t>(n));
-        std::vector<int> left(static_cast<std::size_t>(n), -1);
-        ProbeOptions opt;
-        opt.total_seconds = 0.01;
-        opt.max_message = 64 << 10;
-        Gather gather(n);
-        std::vector<std::thread> threads;
-        for (int r = 0; r < n; ++r)
-            threads.emplace_back([&, r] {
-                topoar_test::FakeTransport t(network, r);
-                auto collect = [&gather, r](const void* mine, std::size_t bytes, void* all) {
-                    gather.allgather(r, mine, bytes, all);
-                    return Status::ok();
-                };
-                st[static_cast<std::size_t>(r)] = run_probe(t, r, hosts, opt, collect, &rows[static_cast<std::size_t>(r)]);
-                left[static_cast<std::size_t>(r)] = t.outstanding();
-            });
-        for (auto& th : threads) th.join();
+        std::vector<Status> st;
+        std::vector<int> left;
+        (void)probe_in_process(hosts, n, after, &st, &left);
         ++runs;
         bool any = false;
         for (int r = 0; r < n; ++r) {
