@@ -120,9 +120,6 @@ public:
             if (4 * s > cap || (n * stream_bytes(s) >= kMinStream && 4 * elapsed > kGrowShare * target_)) break;
             s *= 4;
         }
-        // Bytes into the leader (inside a host: each way): all k streams.
-        std::vector<double> bytes;
-        for (std::size_t z : sizes) bytes.push_back(static_cast<double>(n * stream_bytes(z)));
         // Repeats: smaller, larger, smaller, larger, and only they give
         // the rate.  Each starts right after a stream that drained a token
         // bucket (the growth's largest, then each other), so both sizes
@@ -138,7 +135,7 @@ public:
         if (last > 0 && !inside_) {
             // A fan-in's repeats stream with shares from the largest
             // stream's ends (repeat_shares).
-            if (fan_in) (void)adapt_shares(sizes[last], n, ends);
+            if (fan_in) adapt_shares(sizes[last], n, ends);
             double small = 0, big = 0, small2 = 0, big2 = 0;
             TOPOAR_TRY(timed_stream(sizes[last - 1], n, &small));
             TOPOAR_TRY(timed_stream(sizes[last], n, &big));
@@ -146,7 +143,6 @@ public:
             TOPOAR_TRY(timed_stream(sizes[last], n, &big2));
             sizes = {sizes[last - 1], sizes[last]};
             best = {std::min(small, small2), std::min(big, big2)};
-            bytes = {static_cast<double>(n * stream_bytes(sizes[0])), static_cast<double>(n * stream_bytes(sizes[1]))};
         } else {
             // Inside a host: the last two sizes again, in turns, at least
             // twice and while the repeats fit kGrowShare of the round
@@ -167,6 +163,10 @@ public:
                 }
             }
         }
+        // Bytes into the leader (inside a host: each way): all k streams,
+        // with the shares the timed streams ran with.
+        std::vector<double> bytes;
+        for (std::size_t z : sizes) bytes.push_back(static_cast<double>(n * stream_bytes(z)));
         const double rate = stream_rate(bytes, best, rtt, /*slope=*/!inside_, kMinInsideBytes);
         out->bandwidth = rate;
         if (probe_debug()) {
@@ -227,15 +227,14 @@ private:
     }
 
     // A fan-in's shares for its repeats (repeat_shares) from the stream
-    // of `s` that just ran; false (shares kept) where it gives none.
-    bool adapt_shares(std::size_t s, std::size_t n, const std::vector<double>& ends) {
+    // of `s` that just ran; kept where it gives none.
+    void adapt_shares(std::size_t s, std::size_t n, const std::vector<double>& ends) {
         std::vector<double> sent(peers_.size());
         for (std::size_t p = 0; p < sent.size(); ++p) sent[p] = static_cast<double>(n * part(s, p));
         std::vector<double> next = repeat_shares(sent, ends);
-        if (next.empty()) return false;
+        if (next.empty()) return;
         first_fractions_ = fractions_.empty() ? std::vector<double>(sent.size(), 1.0) : fractions_;
         fractions_ = std::move(next);
-        return true;
     }
 
     // The leader's one double to each peer (its own), at once.

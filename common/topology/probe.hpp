@@ -127,25 +127,20 @@ bool probe_debug();
 //     rate is for).
 // 0 when nothing was timed.
 constexpr double kSlopeCap = 1.25;
+double stream_rate(const std::vector<double>& bytes, const std::vector<double>& best, double rtt, bool slope,
+                   double min_bytes = 0);
 
-// A fan-in's shares for its repeats, from the stream that just ran: each
-// sender's in proportion to what its path moved (sent[p] bytes over its
-// stream's end, ends[p] seconds), relative to the largest, at least
-// kMinShare.  With equal bytes a fan-in ends with its slowest path (a rack
-// mate at 100 Mbit/s and two hosts across a 100 Mbit/s rack uplink, 50
-// each, show 3 x 50 = 150 into a 1 Gbit/s host); with these shares every
-// path is busy until the end and the aggregate shows what they let in
-// together (200).  Whatever the shares, all bytes over the last end stays
-// what the receiver's link let in: shares from a stream that ran unevenly
-// only make it lower.  Empty (keep the shares) when an end is missing or
-// no share moves by more than kShareMoves from sent's own proportions
-// (paths about as fast as their shares said: on three hosts of
-// 1000/400/400 Mbit/s the fan-in into the 1000 one moved 0.95 : 1).
+// A fan-in's shares for its repeats (the fan-in diagram above says why),
+// from the stream that just ran: each sender's in proportion to what its
+// path moved (sent[p] bytes over its stream's end, ends[p] seconds),
+// relative to the largest, at least kMinShare.  Empty (keep the shares)
+// when an end is missing or no share moves by more than kShareMoves from
+// sent's own proportions (paths about as fast as their shares said: on
+// three hosts of 1000/400/400 Mbit/s the fan-in into the 1000 one moved
+// 0.95 : 1).
 constexpr double kMinShare = 1.0 / 16;
 constexpr double kShareMoves = 1.25;
 std::vector<double> repeat_shares(const std::vector<double>& sent, const std::vector<double>& ends);
-double stream_rate(const std::vector<double>& bytes, const std::vector<double>& best, double rtt, bool slope,
-                   double min_bytes = 0);
 
 // What one rank contributes to the gathered matrix: probe_row_size(hosts)
 // doubles.  A host leader's row holds the pairs it led (the streams from

@@ -1162,8 +1162,7 @@ void run_rank_threads(int n, const char* const* host_of, topoar_test::FakeNetwor
 }
 
 // Every rank of `hosts` (n ranks) runs the probes over the in-process
-// transport in its own thread; returns each rank's row (all must succeed).
-// One probe over the in-process network, every rank a thread.  With
+// transport in its own thread; returns each rank's row.  With
 // fail_after > 0 the network breaks at that call (FakeNetwork::fail_after);
 // *status and *left (optional) then get each rank's result and the
 // requests it left posted.  Without them every rank must succeed.
@@ -1224,13 +1223,6 @@ void test_run_probe(void**) {
     assert_false(combine_probe_rows(all, n, 3, &m));
 }
 
-// Fan-in rounds over the in-process transport: four one-rank hosts.  Every
-// rank ends with the same rows, and the fan-ins in the matrix are exactly
-// the ones next_fan_ins asks for, round after round (replayed from the
-// pairs; none when the pairs pinned every rate).  Whether a fan-in runs
-// depends on the rates the threads measure (one-way pairs on a loaded
-// machine can pin every host), so up to four probes run until one has a
-// fan-in; test_fan_in covers the rounds with fixed rates.
 // Probes whose network breaks at any point (during the pairs, the
 // gathers' turns or a fan-in whose receiver tests its receives in turn):
 // every rank returns, some rank says it failed, and no rank leaves a
@@ -1259,6 +1251,13 @@ void test_run_probe_failures(void**) {
     assert_true(failed_runs >= 6);
 }
 
+// Fan-in rounds over the in-process transport: four one-rank hosts.  Every
+// rank ends with the same rows, and the fan-ins in the matrix are exactly
+// the ones next_fan_ins asks for, round after round (replayed from the
+// pairs; none when the pairs pinned every rate).  Whether a fan-in runs
+// depends on the rates the threads measure (one-way pairs on a loaded
+// machine can pin every host), so up to four probes run until one has a
+// fan-in; test_fan_in covers the rounds with fixed rates.
 void test_run_probe_fan_in(void**) {
     const std::vector<HostRanks> hosts = {{"a", {0}}, {"b", {1}}, {"c", {2}}, {"d", {3}}};
     const int n = 4;
