@@ -62,11 +62,15 @@ int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best,
     // at 1 Gbit/s with a 64 KiB bucket: the latency algorithm, predicted
     // 1-9 % ahead of tree at 256 KiB-4 MiB, ran 1.5-2x slower than it;
     // docs/large-messages.md, "Whole operations across hosts").
-    if (!rep.bounded[static_cast<std::size_t>(win)][s]) {
+    // Where no plan keeps within the bound, a winner moving whole
+    // operations gives way the same way to a plan whose rounds are a few
+    // pipelining units (flight_class).
+    for (char level : {static_cast<char>(kWithinFlight), static_cast<char>(kPipelined)}) {
+        if (rep.bounded[static_cast<std::size_t>(win)][s] >= level) break;
         const double limit = rep.time[static_cast<std::size_t>(win)][s] * (1 + min_gain);
         int kept = -1;
         for (std::size_t a = 0; a < na; ++a)
-            if (rep.bounded[a][s] && rep.time[a][s] >= 0 && rep.time[a][s] <= limit &&
+            if (rep.bounded[a][s] >= level && rep.time[a][s] >= 0 && rep.time[a][s] <= limit &&
                 (kept < 0 || rep.time[a][s] < rep.time[static_cast<std::size_t>(kept)][s]))
                 kept = static_cast<int>(a);
         if (kept >= 0) return kept;
@@ -77,7 +81,7 @@ int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best,
         for (std::size_t a = 0; a < na; ++a)
             if (rep.time[a][s] >= lo && rep.time[a][s] <= hi &&
                 rep.reduced[a][s] < rep.reduced[static_cast<std::size_t>(win)][s] * (2.0 / 3) &&
-                (rep.bounded[a][s] || !rep.bounded[static_cast<std::size_t>(win)][s]))
+                rep.bounded[a][s] >= rep.bounded[static_cast<std::size_t>(win)][s])
                 win = static_cast<int>(a);
     }
     return win;
@@ -94,6 +98,21 @@ bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem
             return false;
     }
     return true;
+}
+
+FlightClass flight_class(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes) {
+    if (keeps_flight_bound(topo, plan, elem_size, flight_bytes)) return kWithinFlight;
+    for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
+        const int host = topo.node_of_rank(r);
+        const auto other_host = [&](int peer) { return host < 0 || topo.node_of_rank(peer) != host; };
+        const RankSchedule& mine = plan.ranks[static_cast<std::size_t>(r)];
+        for (const Round& round : mine.rounds)
+            for (const Op& op : round.ops)
+                if (op.kind == OpKind::send && other_host(op.peer) && op.count * elem_size > flight_bytes)
+                    return kWholeOps;
+        if (max_round_peer_bytes(mine, elem_size, other_host) > kPipelinedRound * flight_bytes) return kWholeOps;
+    }
+    return kPipelined;
 }
 
 Status build_default_table(const Topology& topo, const DefaultTableOptions& opt, DecisionTable* out,
@@ -115,7 +134,7 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
     const std::size_t na = rep.algorithms.size(), ns = rep.sizes.size();
     rep.time.assign(na, std::vector<double>(ns, -1.0));
     rep.reduced.assign(na, std::vector<double>(ns, -1.0));
-    rep.bounded.assign(na, std::vector<char>(ns, 1));
+    rep.bounded.assign(na, std::vector<char>(ns, kWithinFlight));
     // The flight bound the executor meters host links with (host data
     // across hosts only: schedule_policy.hpp, flight_bytes_for).
     const int hosts = static_cast<int>(topo.nodes_at(Level::node).size());
@@ -197,7 +216,7 @@ Status build_default_table(const Topology& topo, const DefaultTableOptions& opt,
             ++rep.predictions;
             rep.time[a][s] = pr.time;
             rep.reduced[a][s] = pr.max_bytes_reduced / static_cast<double>(bytes);
-            rep.bounded[a][s] = keeps_flight_bound(topo, plan, opt.elem_size, flight) ? 1 : 0;
+            rep.bounded[a][s] = flight_class(topo, plan, opt.elem_size, flight);
         }
         if (stopped) {  // a size only partly simulated would compare unfairly
             for (std::size_t a = 0; a < na; ++a) rep.time[a][s] = -1;

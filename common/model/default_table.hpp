@@ -23,7 +23,9 @@
 // busiest rank reduces the least wins.  Across hosts, a winner whose rounds
 // put more than the flight bound to one peer on another host gives way to
 // the fastest plan that keeps within it, if predicted within min_gain
-// (keeps_flight_bound).  The result is a pure function of
+// (keeps_flight_bound); where none does, a winner that moves whole
+// operations across hosts gives way to the fastest plan whose rounds are
+// a few pipelining units (flight_class).  The result is a pure function of
 // (topology, options): no clocks, no randomness, so every rank of a
 // communicator computes the same table without talking.
 //
@@ -97,7 +99,7 @@ struct DefaultTableReport {
     std::vector<Algorithm> algorithms;         // = options.candidates
     std::vector<std::vector<double>> time;     // [algorithm][size] seconds; < 0: no prediction
     std::vector<std::vector<double>> reduced;  // [algorithm][size]: most bytes one rank reduces / size
-    std::vector<std::vector<char>> bounded;    // [algorithm][size]: keeps_flight_bound (1 where unknown)
+    std::vector<std::vector<char>> bounded;    // [algorithm][size]: flight_class (kWithinFlight where unknown)
     std::vector<int> winner;                   // per size: index into algorithms, -1: none
     std::size_t steps = 0;                     // executor steps simulated in all
     std::size_t predictions = 0;
@@ -110,6 +112,27 @@ struct DefaultTableReport {
 // flight_bytes is 0.  The table prefers such plans: a plan predicted within
 // min_gain of an unbounded winner replaces it (the fastest of them).
 bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes);
+
+// How `plan` loads the links between hosts, for the rule above:
+//   kWithinFlight  keeps_flight_bound;
+//   kPipelined     every message to a rank on another host is within
+//                  flight_bytes and no round sends more than
+//                  kPipelinedRound x flight_bytes to one such rank: a few
+//                  parts pipelined side by side, one segment of each per
+//                  round (flexrelay's and tree's rounds carry two or three
+//                  32 KiB segments to one peer);
+//   kWholeOps      otherwise: whole operations per round (the latency
+//                  algorithm's leader exchange of the whole vector).
+// A kWholeOps winner gives way to the fastest kPipelined plan within
+// min_gain where no plan keeps within the bound.  Before this tier (stop
+// 44) such plans counted as unbounded too, and the latency algorithm kept
+// the large sizes wherever every pipelined plan had a round of a few
+// segments: on family shape 8 (5 ms bucket) it ran 10 % behind its
+// prediction while flexrelay ran on its own (docs/large-messages.md,
+// "Whole operations against rounds of a few segments").
+enum FlightClass : char { kWholeOps = 0, kPipelined = 1, kWithinFlight = 2 };
+constexpr std::size_t kPipelinedRound = 4;
+FlightClass flight_class(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes);
 
 // Builds the table into *out (replacing it).  Rules carry ranks= and
 // nodes= of the topology, mem= options.mem (host by default: the model is
