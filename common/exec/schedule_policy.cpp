@@ -27,12 +27,19 @@ std::size_t scaled_unit(std::size_t unit, std::size_t call_bytes, std::size_t ch
     return std::max(unit, std::min(call_bytes / kUnitsPerCall, cap));
 }
 
-int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes) {
-    // A round larger than the bound is not a pipelining unit (a whole
-    // operation per round: the latency algorithm at large sizes); fewer
-    // rounds open would only stop its segments flowing on into the next
-    // round, so the window stays.
-    if (flight_bytes == 0 || round_peer_bytes == 0 || round_peer_bytes > flight_bytes) return kWindowRounds;
+int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message) {
+    if (flight_bytes == 0 || round_peer_bytes == 0) return kWindowRounds;
+    if (round_peer_bytes > flight_bytes) {
+        // A few units side by side: two rounds open.
+        if (largest_message > 0 && largest_message <= flight_bytes &&
+            round_peer_bytes <= kPipelinedRound * flight_bytes)
+            return kPipelinedWindow;
+        // A whole operation per round (the latency algorithm at large
+        // sizes) is not a pipelining unit; fewer rounds open would only
+        // stop its segments flowing on into the next round, so the window
+        // stays.
+        return kWindowRounds;
+    }
     const std::size_t w = flight_bytes / round_peer_bytes;
     return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(w, kWindowRounds)));
 }
@@ -52,6 +59,15 @@ std::size_t max_round_peer_bytes(const RankSchedule& schedule, std::size_t elem_
         }
         for (const auto& e : per_peer) most = std::max(most, e.second);
     }
+    return most;
+}
+
+std::size_t max_message_bytes(const RankSchedule& schedule, std::size_t elem_size,
+                              const std::function<bool(int peer)>& counts) {
+    std::size_t most = 0;
+    for (const Round& round : schedule.rounds)
+        for (const Op& op : round.ops)
+            if (!is_recv(op.kind) && (!counts || counts(op.peer))) most = std::max(most, op.count * elem_size);
     return most;
 }
 
@@ -79,7 +95,8 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
     const std::size_t seg = step_elems(segment_elems, elem_size);
 
     // The window: the most this rank sends to one peer in one round.
-    prog.window = flight_window(flight_bytes, flight_bytes ? max_round_peer_bytes(schedule, elem_size) : 0);
+    prog.window = flight_window(flight_bytes, flight_bytes ? max_round_peer_bytes(schedule, elem_size) : 0,
+                                flight_bytes ? max_message_bytes(schedule, elem_size) : 0);
 
     // Steps, and the largest amount any one round receives.
     std::size_t max_round_recv = 0;

@@ -70,7 +70,23 @@ constexpr int kWindowRounds = 4;
 // the queued packets arrive reordered and TCP retransmits them, and a 64 MiB
 // call on two hosts ran 1.7x slower (docs/large-messages.md, "Bytes in
 // flight").  han's one 64 KiB segment per leader exchange never queues.
-int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes);
+//
+// A round of a few pipelining units to one peer (every message within the
+// bound, `largest_message`, at most kPipelinedRound x the bound in all:
+// several trees or parts, one segment of each per round) keeps two rounds
+// open: four of them left 4 x 96 KiB per peer queued, which a shallow
+// token bucket punished, and one alone waited a round trip per round on a
+// deep one (docs/large-messages.md, "Two rounds open for rounds of a few
+// segments").  largest_message 0: not known (such a round keeps
+// kWindowRounds, as a whole operation does).
+constexpr std::size_t kPipelinedRound = 4;
+constexpr int kPipelinedWindow = 2;
+int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message = 0);
+
+// The largest message `schedule` sends (one op), in bytes; with `counts`,
+// to peers for which it returns true.
+std::size_t max_message_bytes(const RankSchedule& schedule, std::size_t elem_size,
+                              const std::function<bool(int peer)>& counts = {});
 
 // The most `schedule` sends to one peer in one round, in bytes: what
 // flight_window meters.  With `counts`, only peers for which it returns

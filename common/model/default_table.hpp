@@ -131,7 +131,6 @@ bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem
 // prediction while flexrelay ran on its own (docs/large-messages.md,
 // "Whole operations against rounds of a few segments").
 enum FlightClass : char { kWholeOps = 0, kPipelined = 1, kWithinFlight = 2 };
-constexpr std::size_t kPipelinedRound = 4;
 FlightClass flight_class(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes);
 
 // Builds the table into *out (replacing it).  Rules carry ranks= and

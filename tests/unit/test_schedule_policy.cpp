@@ -356,6 +356,13 @@ void test_flight_window(void** state) {
     assert_int_equal(flight_window(65536, 65537), kWindowRounds);  // not a unit: left alone
     assert_int_equal(flight_window(65536, 1 << 20), kWindowRounds);
     assert_int_equal(flight_window(65536, 8), kWindowRounds);
+    // Rounds of a few units (each message within the bound): two open.
+    assert_int_equal(flight_window(65536, 3 * 32768, 32768), kPipelinedWindow);
+    assert_int_equal(flight_window(65536, 4 * 65536, 65536), kPipelinedWindow);
+    assert_int_equal(flight_window(65536, 4 * 65536 + 1, 65536), kWindowRounds);  // more than a few
+    assert_int_equal(flight_window(65536, 3 * 32768, 65537), kWindowRounds);      // a message over the bound
+    assert_int_equal(flight_window(65536, 3 * 32768, 0), kWindowRounds);          // not known
+    assert_int_equal(flight_window(65536, 32768, 32768), 2);                      // within the bound: as before
     assert_int_equal(flight_bytes_for(65536, 1), 0u);
     assert_int_equal(flight_bytes_for(65536, 2), 65536u);
 
@@ -364,6 +371,7 @@ void test_flight_window(void** state) {
     // (an aggregator of several trees); the window follows it.
     const Topology topo = cluster_2_3();
     Plan plan = plan_of(Algorithm::tree, topo, 40000, 1024);
+    int aggregators = 0;  // ranks sending several units to one peer in a round
     for (int r = 0; r < plan.nranks; ++r) {
         std::size_t most = 0;
         for (const Round& round : plan.of(r).rounds) {
@@ -382,12 +390,21 @@ void test_flight_window(void** state) {
         assert_int_equal(still_one.window, 1);
         assert_int_equal(two.window, 2);
         assert_int_equal(big.window, kWindowRounds);
+        // A bound below that round but not below its messages (8 KiB
+        // units): a few units per round, two rounds open.
+        const std::size_t few = std::max<std::size_t>(8192, (most + kPipelinedRound - 1) / kPipelinedRound);
+        if (few < most) {
+            assert_int_equal(compile_schedule(plan.of(r), 512, 8, few).window, kPipelinedWindow);
+            ++aggregators;
+        }
+        if (most > 8192) assert_int_equal(compile_schedule(plan.of(r), 512, 8, 4096).window, kWindowRounds);
         // One scratch band per open round.
         assert_int_equal(one.scratch_elems * 2, two.scratch_elems);
         assert_int_equal(one.scratch_elems * kWindowRounds, open.scratch_elems);
         for (const auto& st : one.steps)
             if (st.kind != OpKind::send) assert_true(st.slot + st.count <= one.scratch_elems);
     }
+    assert_true(aggregators > 0);
 }
 
 int main(void) {
