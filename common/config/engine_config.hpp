@@ -71,8 +71,9 @@ struct EngineConfig {
     std::size_t pipeline_size;
     // coll_topoar_flight_size: across hosts, the bytes a rank keeps in
     // flight to one peer: the executor opens fewer rounds at once
-    // (flight_window) and large calls pipeline in units of at most half of
-    // it (0: no bound, four rounds open; exec/schedule_policy.hpp).
+    // (flight_window: two for rounds of a few units) and large calls
+    // pipeline in units of at most half of it (0: no bound, four rounds
+    // open; exec/schedule_policy.hpp).
     std::size_t flight_size;
     // coll_topoar_chunk_size: a call of more bytes runs as consecutive
     // chunks of this size (0: never), each with the same cached plan.

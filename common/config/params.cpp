@@ -103,10 +103,12 @@ std::vector<ParamInfo> make_table() {
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->flight_size); },
          "Across hosts, the bytes a rank keeps in flight to one peer: the executor keeps fewer rounds of a "
          "call open at once (one to four) so that what it has sent to a peer and the peer has not yet taken "
-         "stays within this, and calls above 8 MiB pipeline in units of at most half of it. What queues beyond "
+         "stays within this (two for rounds of a few units to one peer, each within it and at most four times "
+         "it in all), and calls above 8 MiB pipeline in units of at most half of it. What queues beyond "
          "a full link adds no speed; on shallow-buffered links it costs (a 64 KiB token bucket at 1 Gbit/s: "
          "reordered packets and TCP retransmissions). auto's table prefers plans whose rounds keep within it "
-         "(a plan predicted within coll_topoar_model_margin of one that does not). Raise it for links with a "
+         "(a plan predicted within coll_topoar_model_margin of one that does not), and where none does, "
+         "plans of a few units per round over whole operations. Raise it for links with a "
          "large bandwidth-delay product (0: no bound, four rounds open, units of call bytes / 256, no "
          "preference). Must be the same on all ranks."},
         {"chunk_size", T::size, "67108864", 6, true, false, false,
