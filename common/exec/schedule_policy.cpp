@@ -27,13 +27,16 @@ std::size_t scaled_unit(std::size_t unit, std::size_t call_bytes, std::size_t ch
     return std::max(unit, std::min(call_bytes / kUnitsPerCall, cap));
 }
 
+bool few_units(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message) {
+    return flight_bytes > 0 && round_peer_bytes > flight_bytes && largest_message > 0 &&
+           largest_message <= flight_bytes && round_peer_bytes <= kPipelinedRound * flight_bytes;
+}
+
 int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message) {
     if (flight_bytes == 0 || round_peer_bytes == 0) return kWindowRounds;
     if (round_peer_bytes > flight_bytes) {
         // A few units side by side: two rounds open.
-        if (largest_message > 0 && largest_message <= flight_bytes &&
-            round_peer_bytes <= kPipelinedRound * flight_bytes)
-            return kPipelinedWindow;
+        if (few_units(flight_bytes, round_peer_bytes, largest_message)) return kPipelinedWindow;
         // A whole operation per round (the latency algorithm at large
         // sizes) is not a pipelining unit; fewer rounds open would only
         // stop its segments flowing on into the next round, so the window

@@ -83,6 +83,13 @@ constexpr std::size_t kPipelinedRound = 4;
 constexpr int kPipelinedWindow = 2;
 int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message = 0);
 
+// Whether rounds of `round_peer_bytes` to one peer, whose messages are at
+// most `largest_message`, are a few pipelining units under `flight_bytes`
+// (more than the bound, each message within it, at most kPipelinedRound x
+// it): the rounds flight_window keeps two of open, and the middle class of
+// the decision table's flight_class (model/default_table.hpp).
+bool few_units(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message);
+
 // The largest message `schedule` sends (one op), in bytes; with `counts`,
 // to peers for which it returns true.
 std::size_t max_message_bytes(const RankSchedule& schedule, std::size_t elem_size,

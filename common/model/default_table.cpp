@@ -102,15 +102,16 @@ bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem
 
 FlightClass flight_class(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes) {
     if (keeps_flight_bound(topo, plan, elem_size, flight_bytes)) return kWithinFlight;
+    // Some rank's rounds put more than the bound on a peer of another
+    // host; every such rank's must be a few units (few_units), a rank
+    // within the bound is left alone.
     for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
         const int host = topo.node_of_rank(r);
         const auto other_host = [&](int peer) { return host < 0 || topo.node_of_rank(peer) != host; };
         const RankSchedule& mine = plan.ranks[static_cast<std::size_t>(r)];
-        for (const Round& round : mine.rounds)
-            for (const Op& op : round.ops)
-                if (op.kind == OpKind::send && other_host(op.peer) && op.count * elem_size > flight_bytes)
-                    return kWholeOps;
-        if (max_round_peer_bytes(mine, elem_size, other_host) > kPipelinedRound * flight_bytes) return kWholeOps;
+        const std::size_t round = max_round_peer_bytes(mine, elem_size, other_host);
+        if (round > flight_bytes && !few_units(flight_bytes, round, max_message_bytes(mine, elem_size, other_host)))
+            return kWholeOps;
     }
     return kPipelined;
 }

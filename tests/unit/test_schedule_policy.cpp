@@ -363,6 +363,9 @@ void test_flight_window(void** state) {
     assert_int_equal(flight_window(65536, 3 * 32768, 65537), kWindowRounds);      // a message over the bound
     assert_int_equal(flight_window(65536, 3 * 32768, 0), kWindowRounds);          // not known
     assert_int_equal(flight_window(65536, 32768, 32768), 2);                      // within the bound: as before
+    assert_true(few_units(65536, 3 * 32768, 32768));
+    assert_false(few_units(65536, 32768, 32768));  // within the bound: not "a few units over it"
+    assert_false(few_units(0, 3 * 32768, 32768));
     assert_int_equal(flight_bytes_for(65536, 1), 0u);
     assert_int_equal(flight_bytes_for(65536, 2), 65536u);
 
