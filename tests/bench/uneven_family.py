@@ -7,9 +7,10 @@ hosts of 1-4 ranks (at most --max-ranks in all), every host link's rate from
 rate from the same set).  On each, as an emulated cluster
 (tests/cluster/topoar-cluster), compare.py runs topoar auto with no file
 (links measured at set-up, what a new user gets) -- and with --with-file
-also auto given the cluster's rack file -- at --sizes, in separate jobs over
---repeats rounds, and the table prints each median against the shape's
-bound:
+also auto given the cluster's rack file, and with --against the
+competitors named (compare.py labels such as tuned-default,han) -- at
+--sizes, in separate jobs over --repeats rounds, and the table prints each
+median against the shape's bound (and auto over the best competitor):
 
   T_bound = max(M / min_i b_i, 2(d-1) M / sum_i b_i, M / uplink)
 
@@ -21,6 +22,7 @@ measurement can reach.
 Usage (root; component built with ./setup.sh build):
   /usr/bin/python3 tests/bench/uneven_family.py --count 10 --seed 22 -r 3 -o /tmp/uf
   /usr/bin/python3 tests/bench/uneven_family.py --count 10 --seed 22 --list
+  /usr/bin/python3 tests/bench/uneven_family.py --count 10 --seed 22 -r 1 --sizes 8M --against tuned-default,han
 """
 import argparse
 import os
@@ -89,6 +91,9 @@ def main():
     ap.add_argument("-i", "--iters", type=int, default=2)
     ap.add_argument("-x", "--warmup", type=int, default=1)
     ap.add_argument("--with-file", action="store_true", help="also auto with the cluster's rack file")
+    ap.add_argument("--against", default="",
+                    help="competitors to time too, compare.py labels, comma separated (e.g. tuned-default,han): "
+                         "the table adds their times and auto (no file) over the best of them")
     ap.add_argument("--prefix")
     ap.add_argument("--only", help="comma-separated shape numbers to run (the table still lists all)")
     ap.add_argument("--list", action="store_true")
@@ -109,7 +114,8 @@ def main():
         for s in shapes:
             print(s.name, " ".join(s.spec()))
         return 0
-    configs = ["topoar-nofile"] + (["topoar-auto"] if args.with_file else [])
+    against = [c for c in args.against.split(",") if c]
+    configs = ["topoar-nofile"] + (["topoar-auto"] if args.with_file else []) + against
     os.makedirs(args.out, exist_ok=True)
     failed = []
     for idx, s in enumerate(shapes):
@@ -127,6 +133,10 @@ def main():
     head = "| # | shape (ranks @ Mbit/s) | racks | size | bound (s) | auto, no file (s) | / bound |"
     if args.with_file:
         head += " auto, file (s) | / bound |"
+    for c in against:
+        head += " %s (s) | / bound |" % c
+    if against:
+        head += " auto / best of them |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     within = total = 0
     for idx, s in enumerate(shapes):
@@ -143,6 +153,10 @@ def main():
                 if c == "topoar-nofile" and v is not None:
                     total += 1
                     within += v <= 1.10 * b
+            if against:
+                auto = res.get(("topoar-nofile", size))
+                them = [res.get((c, size)) for c in against if res.get((c, size)) is not None]
+                row += " %s |" % ("%.2f" % (auto / min(them)) if auto is not None and them else "-")
             lines.append(row)
     lines.append("")
     lines.append("auto (no file) within 1.10x the bound: %d of %d cells." % (within, total))
