@@ -65,7 +65,7 @@ int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best,
     // Where no plan keeps within the bound, a winner moving whole
     // operations gives way the same way to a plan whose rounds are a few
     // pipelining units (flight_class).
-    for (char level : {static_cast<char>(kWithinFlight), static_cast<char>(kPipelined)}) {
+    for (FlightClass level : {kWithinFlight, kPipelined}) {
         if (rep.bounded[static_cast<std::size_t>(win)][s] >= level) break;
         const double limit = rep.time[static_cast<std::size_t>(win)][s] * (1 + min_gain);
         int kept = -1;
@@ -90,30 +90,24 @@ int size_winner(const DefaultTableReport& rep, std::size_t s, double first_best,
 }  // namespace
 
 bool keeps_flight_bound(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes) {
-    if (flight_bytes == 0) return true;
-    for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
-        const int host = topo.node_of_rank(r);
-        const auto other_host = [&](int peer) { return host < 0 || topo.node_of_rank(peer) != host; };
-        if (max_round_peer_bytes(plan.ranks[static_cast<std::size_t>(r)], elem_size, other_host) > flight_bytes)
-            return false;
-    }
-    return true;
+    return flight_class(topo, plan, elem_size, flight_bytes) == kWithinFlight;
 }
 
 FlightClass flight_class(const Topology& topo, const Plan& plan, std::size_t elem_size, std::size_t flight_bytes) {
-    if (keeps_flight_bound(topo, plan, elem_size, flight_bytes)) return kWithinFlight;
-    // Some rank's rounds put more than the bound on a peer of another
-    // host; every such rank's must be a few units (few_units), a rank
-    // within the bound is left alone.
+    if (flight_bytes == 0) return kWithinFlight;
+    // One pass over the ranks: a rank within the bound is left alone; every
+    // rank over it must be a few units (few_units).
+    FlightClass worst = kWithinFlight;
     for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r) {
         const int host = topo.node_of_rank(r);
         const auto other_host = [&](int peer) { return host < 0 || topo.node_of_rank(peer) != host; };
         const RankSchedule& mine = plan.ranks[static_cast<std::size_t>(r)];
         const std::size_t round = max_round_peer_bytes(mine, elem_size, other_host);
-        if (round > flight_bytes && !few_units(flight_bytes, round, max_message_bytes(mine, elem_size, other_host)))
-            return kWholeOps;
+        if (round <= flight_bytes) continue;
+        if (!few_units(flight_bytes, round, max_message_bytes(mine, elem_size, other_host))) return kWholeOps;
+        worst = kPipelined;
     }
-    return kPipelined;
+    return worst;
 }
 
 Status build_default_table(const Topology& topo, const DefaultTableOptions& opt, DecisionTable* out,

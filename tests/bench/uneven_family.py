@@ -155,7 +155,7 @@ def main():
                     within += v <= 1.10 * b
             if against:
                 auto = res.get(("topoar-nofile", size))
-                them = [res.get((c, size)) for c in against if res.get((c, size)) is not None]
+                them = [v for v in (res.get((c, size)) for c in against) if v is not None]
                 row += " %s |" % ("%.2f" % (auto / min(them)) if auto is not None and them else "-")
             lines.append(row)
     lines.append("")

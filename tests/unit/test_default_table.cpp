@@ -28,6 +28,14 @@ using namespace topoar_test;
 
 namespace {
 
+// The topology `b` describes; the test fails when it does not build.
+Topology built(const TopologyBuilder& b) {
+    Topology t;
+    Status s = b.build(&t);
+    if (!s) fail_msg("%s", s.message().c_str());
+    return t;
+}
+
 // R racks x N hosts x G ranks, 100 Gbit/s hosts, rack uplinks a quarter of
 // their hosts' sum (racks == 1: hosts under the root).
 Topology machine(int racks, int nodes, int ranks) {
@@ -41,10 +49,7 @@ Topology machine(int racks, int nodes, int ranks) {
             for (int g = 0; g < ranks; ++g) b.add_rank(h, next++, {10e9, 0.3e-6});
         }
     }
-    Topology t;
-    Status s = b.build(&t);
-    if (!s) fail_msg("%s", s.message().c_str());
-    return t;
+    return built(b);
 }
 
 CommShape shape_of(const Topology& t) {
@@ -60,6 +65,15 @@ DefaultTableOptions engine_options() {
     o.elem_size = 4;
     o.plan = plan_options(cfg, o.elem_size);
     o.model.segment_bytes = cfg.segment_size;
+    return o;
+}
+
+// The engine's options on links measured with `overhead` seconds per
+// message, under the 64 KiB flight bound.
+DefaultTableOptions flight_options(double overhead) {
+    DefaultTableOptions o = table_options(EngineConfig{});
+    o.model.overhead = overhead;
+    o.model.flight_bytes = 64 << 10;
     return o;
 }
 
@@ -318,10 +332,7 @@ static void test_budget_never_extends_the_latency_algorithm(void** state) {
                 b.add_rank(b.add(rack, Level::node, "w" + std::to_string(r * 16 + n), {5e9, 1e-6}), next++,
                            {10e9, 0.3e-6});
         }
-        Topology t;
-        Status st = b.build(&t);
-        if (!st) fail_msg("%s", st.message().c_str());
-        return t;
+        return built(b);
     };
     for (int racks : {4, 16})
         for (double overhead : {5e-6, 40e-6}) {
@@ -359,9 +370,7 @@ static void test_budget_never_extends_the_latency_algorithm(void** state) {
 static void test_winners_keep_within_the_flight_bound(void** state) {
     (void)state;
     Topology t = hosts({1, 3}, {874e6 / 8, 13e-6}, {2.38e9, 10e-6});
-    DefaultTableOptions o = table_options(EngineConfig{});
-    o.model.overhead = 10.2e-6;
-    o.model.flight_bytes = 64 << 10;
+    DefaultTableOptions o = flight_options(10.2e-6);
     DefaultTableReport rep;
     DecisionTable table = build(t, o, &rep);
     print_table("1 + 3 ranks, flight bound 64K", table, rep);
@@ -428,9 +437,7 @@ static void test_large_sizes_decided(void** state) {
     const int n3 = b.add(m1, Level::node, "n3", {237.8 * mbit, 4e-6});
     const int host_of[] = {n0, n1, n2, n3, n0, n3};
     for (int r = 0; r < 6; ++r) b.add_rank(host_of[r], r, {2e9, 1e-6});
-    Topology t;
-    Status st = b.build(&t);
-    if (!st) fail_msg("%s", st.message().c_str());
+    const Topology t = built(b);
 
     EngineConfig cfg;
     DefaultTableOptions o = table_options(cfg);
@@ -490,12 +497,8 @@ static void test_whole_operations_give_way_to_pipelined_rounds(void** state) {
     const int n2 = b.add(b.root(), Level::node, "n2", {95.66 * mbit, 3.9e-6});
     const int host_of[] = {n0, n1, n2, n1, n1};
     for (int r = 0; r < 5; ++r) b.add_rank(host_of[r], r, {host_of[r] == n1 ? 4.7e9 : 10e9, 0.3e-6});
-    Topology t;
-    Status st = b.build(&t);
-    if (!st) fail_msg("%s", st.message().c_str());
-    DefaultTableOptions o = table_options(EngineConfig{});
-    o.model.overhead = 15e-6;
-    o.model.flight_bytes = 64 << 10;
+    const Topology t = built(b);
+    const DefaultTableOptions o = flight_options(15e-6);
     DefaultTableReport rep;
     DecisionTable table = build(t, o, &rep);
     print_table("family shape 8 as measured", table, rep);
