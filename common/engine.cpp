@@ -20,6 +20,9 @@ Engine::~Engine() = default;
 
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
 static const char* const kTrialWon = "small-message trial: the previous module was measured fastest for this size";
+static const char* const kCheckTurn = "model check: the previous module's turn";
+static const char* const kCheckWon =
+    "model check: every plan ran far slower than predicted and the previous module faster for this size";
 static const char* const kNoHostComms = "its per-host NCCL communicator could not be made";
 
 // The probes (topology/probe.hpp) and what they show (topology/measured.hpp).
@@ -308,7 +311,13 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     } else {
         call->trial = selection_.contest_turn(count * elem_size, mem, d, pair);
         if (call->trial.cls < 0) {
-            call->check = selection_.check_turn(count * elem_size, mem, d, measured_links);
+            call->check = selection_.check_turn(count * elem_size, mem, d, measured_links, pair);
+            if (call->check.previous) {
+                call->origin = Origin::measured;
+                call->route = call->check.decided ? Route::hand_down : Route::check_down;
+                call->why = call->check.decided ? kCheckWon : kCheckTurn;
+                return Status::ok();
+            }
             if (call->check.cls >= 0 && call->check.algorithm != d.algorithm) {
                 call->origin = Origin::measured;
                 d.algorithm = call->check.algorithm;

@@ -520,10 +520,12 @@ int topoar_engine_prepare_device(topoar_engine_t* e, size_t count, size_t elem_s
 int topoar_engine_trial_done(topoar_engine_t* e, const topoar_call_t* call, double seconds) {
     try {
         const PreparedCall& p = e->call;
-        if (!is_last_prepared(e, call) || (p.route != Route::contest_host && p.route != Route::contest_down))
+        if (!is_last_prepared(e, call) ||
+            (p.route != Route::contest_host && p.route != Route::contest_down && p.route != Route::check_down))
             return fail(e, Status::internal("trial_done: the call is not the last trial prepared on this engine"));
         if (!e->io_link) return TOPOAR_OK;  // no trials without set-up I/O (prepare never starts one)
-        Status s = e->engine.note_trial(p, seconds, e->setup_io);
+        Status s = p.route == Route::check_down ? e->engine.note_check(p, seconds, e->setup_io)
+                                                : e->engine.note_trial(p, seconds, e->setup_io);
         return s ? TOPOAR_OK : fail(e, s);
     } catch (const std::bad_alloc&) {
         return fail(e, Status::internal("trial_done: out of memory"));

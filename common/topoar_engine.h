@@ -325,7 +325,9 @@ void topoar_op_destroy(topoar_op_t *op);
  * wall time on this rank.  Collective at the contest's last call of a size
  * class (every rank reaches it at the same call): the ranks pool their
  * mean times with one allgather and the fastest contender runs the class from
- * then on; topoar_engine_notice() then says so. */
+ * then on; topoar_engine_notice() then says so.  The same after a turn of
+ * the previous module in the large-message model check (route CHECK_DOWN),
+ * collective at its window's last call. */
 int topoar_engine_trial_done(topoar_engine_t *engine, const topoar_call_t *call, double seconds);
 
 /* Stream-ordered operations on device memory (cuda/ fills them with NCCL and

@@ -34,14 +34,15 @@ static int run_prepared(mca_coll_topoar_module_t *m, const topoar_call_t *call, 
 
 /* A turn of auto's small-message contest (coll_topoar_trial_calls): the
  * previous module's or one of topoar's plans, timed either way; at the
- * contest's last call the engine has the ranks agree (collective). */
+ * contest's last call the engine has the ranks agree (collective).  Also the
+ * previous module's turn in the large-message model check (CHECK_DOWN). */
 static int contest_turn(mca_coll_topoar_module_t *m, const topoar_call_t *call, const void *sbuf, void *rbuf,
                       int count, ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_communicator_t *comm,
                       size_t bytes)
 {
     double t0 = mca_coll_topoar_now();
     int rc;
-    if (TOPOAR_ROUTE_CONTEST_DOWN == call->route) {
+    if (TOPOAR_ROUTE_CONTEST_DOWN == call->route || TOPOAR_ROUTE_CHECK_DOWN == call->route) {
         rc = mca_coll_topoar_fallback(m, call->why, sbuf, rbuf, count, dtype, op, comm);
         mca_coll_topoar_set_last_path(call->route);
     } else {
@@ -204,6 +205,7 @@ int mca_coll_topoar_allreduce_host(mca_coll_topoar_module_t *m, const void *sbuf
         return mca_coll_topoar_fallback(m, call.why, sbuf, rbuf, count, dtype, op, comm);
     case TOPOAR_ROUTE_CONTEST_HOST:
     case TOPOAR_ROUTE_CONTEST_DOWN:
+    case TOPOAR_ROUTE_CHECK_DOWN:
         return contest_turn(m, &call, sbuf, rbuf, count, dtype, op, comm, bytes);
     default:
         opal_output(0, "coll:topoar: %s: a host call cannot take the route %s", comm->c_name,

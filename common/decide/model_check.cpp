@@ -35,7 +35,7 @@ void ModelCheck::reset() {
 
 int ModelCheck::size_class(std::size_t bytes) { return topoar_size_class(bytes); }
 
-ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
+ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice, bool previous_ok) {
     Turn t;
     if (!covers(bytes)) return t;
     t.cls = size_class(bytes);
@@ -44,6 +44,7 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
     if (c.winner != Algorithm::automatic) {
         t.algorithm = c.winner;
         t.decided = true;
+        t.previous = c.previous_won && previous_ok;
         // Watched until opened again once: the first call after the
         // decision not timed (it may switch back to a plan run earlier),
         // then windows of kWatch timed calls.
@@ -55,9 +56,17 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice) {
         }
         return t;
     }
+    if (c.previous == 1) {
+        // The previous module's turn; a call it may not run takes the
+        // fastest plan, untimed, and the turn goes on at the next call.
+        t.algorithm = c.tried[c.best];
+        if (!previous_ok) return t;
+        t.previous = true;
+    } else {
+        t.algorithm = c.tried.back();
+    }
     // A plan's first call warms it up (connections, pages, plans); the
     // next kSamples are timed, and the last of them pools.
-    t.algorithm = c.tried.back();
     const int k = c.in_plan++;
     t.timed = k > 0;
     t.pool = k == kSamples;
@@ -126,7 +135,7 @@ bool weighs_links(Algorithm a) { return a == Algorithm::flexreduce || a == Algor
 
 Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
                            const std::vector<Algorithm>& candidates, const std::vector<double>& predicted_per_byte,
-                           std::string* line) {
+                           std::string* line, bool previous_allowed) {
     line->clear();
     if (t.cls < 0 || !t.pool) return t.algorithm;
     Class& c = classes_[idx(t.cls)];
@@ -139,6 +148,21 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
         return c.winner;
     }
     if (c.winner != Algorithm::automatic) return c.winner;
+    std::ostringstream os;
+    if (c.previous == 1) {
+        if (!t.previous) return c.tried[c.best];
+        // The previous module's window: it takes the class if it beat the
+        // fastest plan by more than kWin.  Not watched either way.
+        c.previous = 2;
+        c.previous_won = per_byte < (1 - kWin) * c.measured[c.best];
+        c.winner = c.tried[c.best];
+        c.held_to = 0;
+        os << heading(t.cls) << "the previous module ran at " << mb_per_s(per_byte) << " MB/s, "
+           << algorithm_name(c.winner) << " at " << mb_per_s(c.measured[c.best]) << ": "
+           << (c.previous_won ? "the previous module" : algorithm_name(c.winner)) << " from now on\n";
+        *line = os.str();
+        return c.winner;
+    }
     c.measured.push_back(per_byte);
     c.own.push_back(own_predicted);
     // The fastest measured so far; A keeps the class unless beaten by kWin.
@@ -181,7 +205,6 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
                 pick = static_cast<int>(i);
         }
     }
-    std::ostringstream os;
     if (pick >= 0) {
         const Algorithm b = candidates[static_cast<std::size_t>(pick)];
         os << heading(t.cls) << algorithm_name(t.algorithm) << " ran at " << mb_per_s(per_byte)
@@ -197,6 +220,23 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
         c.sum = 0;
         *line = os.str();
         return b;
+    }
+    if (previous_allowed && c.previous == 0 && c.own[best] > 0 && c.measured[best] > kLost * c.own[best]) {
+        // The model is far off for every plan run: the previous module's
+        // turn (the same window), before the class is decided.
+        c.previous = 1;
+        c.best = best;
+        c.in_plan = 0;
+        c.samples = 0;
+        c.sum = 0;
+        os << heading(t.cls) << "ran at (MB/s)";
+        for (std::size_t i = 0; i < c.measured.size(); ++i)
+            os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
+        os << "; " << algorithm_name(c.tried[best]) << " more than " << kLost
+           << "x slower than its prediction (" << mb_per_s(c.own[best])
+           << " MB/s): the previous module's turn next\n";
+        *line = os.str();
+        return c.tried[best];
     }
     c.winner = c.tried[best];
     // Watched only where the model was right about it (its window within
@@ -232,6 +272,11 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
 Algorithm ModelCheck::winner(int cls) const {
     if (cls < 0 || cls >= kClasses) return Algorithm::automatic;
     return classes_[idx(cls)].winner;
+}
+
+bool ModelCheck::handed_down(int cls) const {
+    if (cls < 0 || cls >= kClasses) return false;
+    return classes_[idx(cls)].previous_won;
 }
 
 int ModelCheck::tried(int cls) const {

@@ -32,6 +32,14 @@
 //                then those measurements are what is wrong)
 //     then       the fastest measured, where an alternative must beat A by
 //                more than kWin
+//                (the fastest measured ran more than kLost x its own
+//                prediction: the model does not know this machine, and
+//                the previous module (tuned) gets 3 calls the same way,
+//                handed down; it takes the class, handed down from then
+//                on, if it beats the fastest plan by more than kWin.  Not
+//                for calls whose previous-module result could differ from
+//                topoar's (PairCaps::previous_differs): those wait, and
+//                run the fastest plan, in its turn and after)
 //     later      the decided plan, where its window ran within kOwn of
 //                its prediction, watched: its first call after the
 //                decision not timed, then windows of kWatch timed calls,
@@ -81,6 +89,12 @@ public:
     static constexpr int kSamples = 2;       // timed calls per plan, after its first (not timed)
     static constexpr int kWatch = 8;         // timed calls per window of a decided plan
     static constexpr int kClasses = 64;
+    // The fastest plan measured ran more than this many times slower than
+    // its own prediction: the previous module's turn (4+1 ranks on
+    // unshaped links over two cores: every plan ran at a fifth of its
+    // prediction, tuned's reduce and broadcast 1.5-2x faster than any of
+    // them; shaped links where the model holds stay within 1.05-1.3x).
+    static constexpr double kLost = 1.5;
 
     // Off, or from min_bytes on (each call of at least that size is in a class).
     void configure(bool on, std::size_t min_bytes);
@@ -96,9 +110,14 @@ public:
         bool decided = false;   // the class has its plan
         bool watched = false;   // decided, and its calls still watched (timed: in a
                                 // window of kWatch, pool: the window's last)
+        bool previous = false;  // hand the call to the previous module (its turn, or
+                                // decided so); `algorithm` is the fastest plan then
     };
     // This call's turn; `choice` (the table's) is taken when the class is new.
-    Turn next(std::size_t bytes, Algorithm choice);
+    // previous_ok: the previous module may run this call (its result is
+    // topoar's); where not, a class handed down runs its fastest plan, and
+    // the previous module's turn waits for a call it may run.
+    Turn next(std::size_t bytes, Algorithm choice, bool previous_ok = false);
 
     // A timed turn's seconds per byte, on this rank: returns the mean of
     // the plan's samples so far (at a pool turn, what the ranks pool).
@@ -133,11 +152,16 @@ public:
     // alternative that ran more than kOwn slower than it, and no faster
     // than the best measured, ends the tries (the network is what the
     // model got wrong).
+    // previous_allowed: the previous module may take a turn (kLost).  At
+    // the previous module's pool turn (t.previous) only per_byte is read.
     Algorithm note(const Turn& t, double per_byte, double own_predicted, const std::vector<Algorithm>& candidates,
-                   const std::vector<double>& predicted_per_byte, std::string* line);
+                   const std::vector<double>& predicted_per_byte, std::string* line,
+                   bool previous_allowed = false);
 
-    // The class's plan once decided (automatic while not).
+    // The class's plan once decided (automatic while not): its fastest
+    // plan, also where the previous module takes its calls (handed_down).
     Algorithm winner(int cls) const;
+    bool handed_down(int cls) const;
     // Plans the class has run so far (the choice first).
     int tried(int cls) const;
     // Forget every class (the table or the network changed).
@@ -159,6 +183,9 @@ private:
                                             // (0: not watched)
         std::vector<Algorithm> before;      // plans run before the class opened again
         bool reopened = false;              // opened again once: no more watching
+        int previous = 0;                   // the previous module: 0 not run, 1 its turn, 2 ran
+        std::size_t best = 0;               // from its turn on: index of the fastest plan in tried
+        bool previous_won = false;          // decided: its calls are handed down
         int watch_calls = 0;                // the decided plan's calls so far
         int watch_samples = 0;              // its window's timed calls
         double watch_sum = 0;               // and their seconds per byte

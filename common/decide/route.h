@@ -33,7 +33,9 @@
       "host buffers by topoar in a turn of the small-message contest")                                          \
     X(10, contest_down, CONTEST_DOWN, "contest_down",                                                           \
       "host buffers handed down in a turn of the small-message contest")                                        \
-    X(11, local, LOCAL, "local", "device buffers on a one-rank communicator (the input is the result)")
+    X(11, local, LOCAL, "local", "device buffers on a one-rank communicator (the input is the result)")        \
+    X(12, check_down, CHECK_DOWN, "check_down",                                                                 \
+      "host buffers handed down in a turn of the large-message model check")
 
 enum {
 #define TOPOAR_ROUTE_ENUM_(num, ident, IDENT, name, text) TOPOAR_ROUTE_##IDENT = num,

@@ -28,7 +28,9 @@ inline const char* route_name(Route r) { return topoar_route_name(static_cast<in
 // to the previous module.
 inline bool runs_on_host(Route r) { return r == Route::host || r == Route::contest_host || r == Route::staged; }
 inline bool runs_on_device(Route r) { return r == Route::nccl_plan || r == Route::nccl_hier; }
-inline bool is_hand_down(Route r) { return r == Route::hand_down || r == Route::contest_down; }
+inline bool is_hand_down(Route r) {
+    return r == Route::hand_down || r == Route::contest_down || r == Route::check_down;
+}
 
 // The one-host hand-down rule: with these settings, a host call on a
 // communicator within one host that no rule of a rules file claims goes to

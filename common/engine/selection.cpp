@@ -307,9 +307,10 @@ bool Selection::checked(std::size_t bytes, MemType mem, const Decision& d, bool 
            size_ > 1 && check_.covers(bytes) && !algorithm_info(d.algorithm).device_only;
 }
 
-ModelCheck::Turn Selection::check_turn(std::size_t bytes, MemType mem, const Decision& d, bool measured) {
+ModelCheck::Turn Selection::check_turn(std::size_t bytes, MemType mem, const Decision& d, bool measured,
+                                        const PairCaps& pair) {
     if (!checked(bytes, mem, d, measured)) return ModelCheck::Turn{};
-    return check_.next(bytes, d.algorithm);
+    return check_.next(bytes, d.algorithm, !pair.previous_differs);
 }
 
 Algorithm Selection::checked_choice(std::size_t bytes, MemType mem, const Decision& d, bool measured,
@@ -332,6 +333,12 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     double pooled = 0;
     TOPOAR_TRY(mean_over_ranks(io, size_, mine, &pooled));
     std::string line;
+    if (t.previous) {
+        // The previous module's window (ModelCheck::kLost): decides the class.
+        (void)check_.note(t, pooled, -1, {}, {}, &line);
+        *notice += line;
+        return Status::ok();
+    }
     if (t.decided) {
         // A window of the decided plan: the next one starts unless this
         // one fell behind too (then the class is checked again below).
@@ -415,7 +422,7 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
             if (candidates[i] == e.first && e.second > 0) predicted[i] = e.second;
         if (e.first == t.algorithm && e.second > 0) own = e.second;  // an alternative's own
     }
-    (void)check_.note(t, pooled, own, candidates, predicted, &line);
+    (void)check_.note(t, pooled, own, candidates, predicted, &line, true);
     *notice += line;
     return Status::ok();
 }

@@ -155,8 +155,10 @@ public:
     // decides (d.origin model), on measured links (`measured`: the engine
     // keeps them): this call's turn of its size class's check
     // (decide/model_check.hpp; cls < 0: none).  Every rank takes the same
-    // turn.
-    ModelCheck::Turn check_turn(std::size_t bytes, MemType mem, const Decision& d, bool measured);
+    // turn.  A turn or a class of the previous module (Turn::previous)
+    // only where pair lets it run the call (!previous_differs).
+    ModelCheck::Turn check_turn(std::size_t bytes, MemType mem, const Decision& d, bool measured,
+                                const PairCaps& pair = PairCaps{});
     // A nonblocking call (never timed): the class's checked plan once
     // decided (*measured set), else d's algorithm.
     Algorithm checked_choice(std::size_t bytes, MemType mem, const Decision& d, bool measured,

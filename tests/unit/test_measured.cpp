@@ -1470,6 +1470,115 @@ void test_online_adaptation(void**) {
     clear_probe_cache();
 }
 
+// The large-message check's tests: measured links (short probes), the
+// check alone timing the calls.
+static EngineConfig check_config() {
+    EngineConfig cfg;
+    cfg.probe_options.total_seconds = 0.01;
+    cfg.probe_options.max_message = 64 << 10;
+    cfg.adapt = false;  // the check alone times these calls
+    return cfg;
+}
+
+// Runs call c (count int32 sums, rank r of n, call k) and counts a wrong
+// result into *wrong.
+static Status run_checked(Engine& e, const PreparedCall& c, std::size_t count, int r, int n, int k,
+                          topoar_test::FakeTransport& t, int* wrong) {
+    topoar_test::SumReducer<std::int32_t> sum;
+    std::vector<std::int32_t> buf(count), want(count, 0);
+    for (std::size_t i = 0; i < count; i += 997) {
+        buf[i] = static_cast<std::int32_t>(r + i + k);
+        for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q + i + k);
+    }
+    Status s = e.run(c, buf.data(), t, sum);  // no I/O: not timed here
+    if (buf != want) ++*wrong;
+    return s;
+}
+
+// What each rank of a check test reports, and what every such test asserts
+// of it: no error, right sums, the same turns on every rank.
+struct CheckRanks {
+    explicit CheckRanks(int n)
+        : traces(static_cast<std::size_t>(n)), notices(static_cast<std::size_t>(n)), st(static_cast<std::size_t>(n)),
+          wrong(static_cast<std::size_t>(n), 0) {}
+    void keep(int r, const Status& s, const std::string& trace, const std::string& notice) {
+        st[static_cast<std::size_t>(r)] = s;
+        traces[static_cast<std::size_t>(r)] = trace;
+        notices[static_cast<std::size_t>(r)] = notice;
+    }
+    int* wrong_of(int r) { return &wrong[static_cast<std::size_t>(r)]; }
+    void assert_alike() const {
+        for (std::size_t r = 0; r < st.size(); ++r) {
+            expect_ok(st[r]);
+            assert_int_equal(wrong[r], 0);
+            assert_string_equal(traces[r].c_str(), traces[0].c_str());
+        }
+    }
+    std::vector<std::string> traces, notices;
+    std::vector<Status> st;
+    std::vector<int> wrong;
+};
+
+// The previous module's turn in the large-message check (ModelCheck::kLost)
+// in the engine: every plan's window far slower than its prediction, the
+// previous module's window (route check_down: handed down, so nothing runs
+// here) fast: the class is handed down from then on.  A call whose
+// previous-module result could differ (PairCaps::previous_differs) runs the
+// fastest plan instead, during the turn (which waits for it) and after; a
+// nonblocking call takes that plan too; every rank takes the same turns.
+void test_large_message_check_previous(void**) {
+    clear_probe_cache();
+    const int n = 5;
+    const char* host_of[] = {"a", "a", "b", "b", "b"};
+    topoar_test::FakeNetwork network(n);
+    Gather gather(n);
+    CheckRanks out(n);
+    run_rank_threads(n, host_of, network, gather,
+                     [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
+            Engine e(r, n, check_config());
+            Status s = e.setup(ranks, &io);
+            const std::size_t count = std::size_t(3) << 18;
+            std::string trace, notice;
+            for (int k = 0; k < 18 && s; ++k) {
+                PairCaps pair;
+                pair.previous_differs = k == 8 || k == 16;  // an 8-bit sum under op/avx, say
+                PreparedCall c;
+                s = e.prepare(count, 4, MemType::host, &c, pair);
+                if (!s) break;
+                trace += std::string(route_name(c.route)) + (c.check.timed ? "/T" : "/") + (c.check.pool ? "P" : "") +
+                         (c.check.decided ? "D" : "") + (pair.previous_differs ? "!" : "") + " ";
+                if (is_hand_down(c.route)) {
+                    if (pair.previous_differs) ++*out.wrong_of(r);
+                    if (c.check.timed) s = e.note_check(c, 1e-6, io);  // what the glue's trial_done does
+                } else {
+                    s = run_checked(e, c, count, r, n, k, t, out.wrong_of(r));
+                    if (s && c.check.timed) s = e.note_check(c, 100.0, io);  // far off any prediction
+                }
+                notice += e.take_notice();
+            }
+            if (s) {
+                PreparedCall c;
+                CallKind nb;
+                nb.nonblocking = true;
+                s = e.prepare(count, 4, MemType::host, &c, PairCaps{}, nb);
+                trace += std::string("nb:") + route_name(c.route);
+            }
+            out.keep(r, s, trace, notice);
+        });
+    out.assert_alike();
+    const std::string& tr = out.traces[0];
+    const std::string& no = out.notices[0];
+    std::printf("%s\n%s", tr.c_str(), no.c_str());
+    // The choice's window (extended once), one alternative's, no more tries
+    // (the network, not the plan), then the previous module's window, which
+    // an int8-like call (!) interrupts untimed, then handed down.
+    assert_non_null(std::strstr(no.c_str(), "the previous module's turn next"));
+    assert_non_null(std::strstr(no.c_str(), "the previous module from now on"));
+    assert_non_null(std::strstr(tr.c_str(), "check_down/ host/! check_down/T check_down/TP down/D "));
+    assert_non_null(std::strstr(tr.c_str(), "down/D host/D! down/D nb:host"));
+    clear_probe_cache();
+}
+
 // The large-message check (decide/model_check.hpp) in the engine, on
 // measured links: the second call of a size class is timed and pooled;
 // timed far above every prediction, the plan the table ranks next runs
@@ -1485,16 +1594,10 @@ void test_large_message_check(void**) {
     for (int variant = 0; variant < 3; ++variant) {  // 0: check on, 1: check off, 2: links not measured
         topoar_test::FakeNetwork network(n);
         Gather gather(n);
-        std::vector<std::string> traces(n), notices(n);
-        std::vector<Status> st(n);
-        std::vector<int> wrong(n, 0);
+        CheckRanks out(n);
         run_rank_threads(n, host_of, network, gather,
                          [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
-                topoar_test::SumReducer<std::int32_t> sum;
-                EngineConfig cfg;
-                cfg.probe_options.total_seconds = 0.01;
-                cfg.probe_options.max_message = 64 << 10;
-                cfg.adapt = false;  // the check alone times these calls
+                EngineConfig cfg = check_config();
                 cfg.model_check = variant != 1;
                 cfg.probe = variant != 2;
                 Engine e(r, n, cfg);
@@ -1512,16 +1615,9 @@ void test_large_message_check(void**) {
                         if (!s) break;
                         trace += std::string(algorithm_name(c.algorithm)) + "/" + (c.check.timed ? "T" : "") +
                                  (c.check.pool ? "P" : "") + (c.check.decided ? "D" : "") + (c.origin == Origin::measured ? "M" : "") + " ";
-                        if (c.check.decided && c.check.timed && !c.check.watched)
-                            ++wrong[static_cast<std::size_t>(r)];
-                        if (c.check.pool && !c.check.timed) ++wrong[static_cast<std::size_t>(r)];
-                        std::vector<std::int32_t> buf(count), want(count, 0);
-                        for (std::size_t i = 0; i < count; i += 997) {
-                            buf[i] = static_cast<std::int32_t>(r + i + k);
-                            for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q + i + k);
-                        }
-                        s = e.run(c, buf.data(), t, sum);  // no I/O: not timed here
-                        if (buf != want) ++wrong[static_cast<std::size_t>(r)];
+                        if (c.check.decided && c.check.timed && !c.check.watched) ++*out.wrong_of(r);
+                        if (c.check.pool && !c.check.timed) ++*out.wrong_of(r);
+                        s = run_checked(e, c, count, r, n, k, t, out.wrong_of(r));
                         if (s && c.check.timed) {
                             const bool slow = (count == (std::size_t(3) << 18) && k == 1) ||
                                               (count == (std::size_t(3) << 17) && k >= 4 && k <= 19);
@@ -1537,17 +1633,11 @@ void test_large_message_check(void**) {
                     s = e.prepare(std::size_t(3) << 18, 4, MemType::host, &c, PairCaps{}, nb);
                     trace += std::string("nb:") + algorithm_name(c.algorithm) + (c.check.cls >= 0 ? "!" : "");
                 }
-                st[static_cast<std::size_t>(r)] = s;
-                traces[static_cast<std::size_t>(r)] = trace;
-                notices[static_cast<std::size_t>(r)] = notice;
+                out.keep(r, s, trace, notice);
             });
-        for (int r = 0; r < n; ++r) {
-            expect_ok(st[static_cast<std::size_t>(r)]);
-            assert_int_equal(wrong[static_cast<std::size_t>(r)], 0);
-            assert_string_equal(traces[static_cast<std::size_t>(r)].c_str(), traces[0].c_str());
-        }
-        const std::string& tr = traces[0];
-        const std::string& no = notices[0];
+        out.assert_alike();
+        const std::string& tr = out.traces[0];
+        const std::string& no = out.notices[0];
         std::printf("variant %d: %s\n%s", variant, tr.c_str(), no.c_str());
         if (variant == 0) {
             // 1-2 MiB: warm-up, two timed (the second pools), then decided
@@ -2060,6 +2150,7 @@ int main() {
         cmocka_unit_test(test_engine_setup_probes),
         cmocka_unit_test(test_online_adaptation),
         cmocka_unit_test(test_large_message_check),
+        cmocka_unit_test(test_large_message_check_previous),
         cmocka_unit_test(test_small_message_trials),
         cmocka_unit_test(test_small_message_trials_own_result),
         cmocka_unit_test(test_contest_outcomes_agreed),

@@ -526,6 +526,75 @@ static ModelCheck::Turn check_window(ModelCheck& m, std::size_t bytes, Algorithm
     return t;
 }
 
+// The previous module's turn (ModelCheck::kLost): where the fastest plan
+// ran more than kLost x its own prediction it gets a window like a plan's,
+// handed down; calls it may not run (previous_ok false) wait and take the
+// fastest plan, untimed; it keeps the class only if faster by kWin.
+static ModelCheck::Turn previous_window(ModelCheck& m, std::size_t bytes, double per_byte) {
+    // A call the previous module may not run: the fastest plan, untimed, and
+    // the turn does not move.
+    ModelCheck::Turn t = m.next(bytes, Algorithm::tree, false);
+    assert_true(!t.previous && !t.timed && !t.pool && !t.decided);
+    t = m.next(bytes, Algorithm::tree, true);
+    assert_true(t.previous && !t.timed && !t.pool && !t.decided);
+    for (int k = 1; k <= ModelCheck::kSamples; ++k) {
+        t = m.next(bytes, Algorithm::tree, true);
+        assert_true(t.previous && t.timed && !t.decided);
+        assert_true(t.pool == (k == ModelCheck::kSamples));
+        assert_true(std::fabs(m.sample(t, per_byte) - per_byte) < 1e-15);
+    }
+    return t;
+}
+
+static void test_model_check_previous(void**) {
+    ModelCheck m;
+    m.configure(true, std::size_t(1) << 20);
+    std::string line;
+    const std::vector<Algorithm> others = {Algorithm::flexreduce, Algorithm::ring};
+    // Tree predicted 1 ns/B ran 5; flexreduce (predicted 0.9) ran 4.5, and
+    // no other plan is predicted faster than that: flexreduce, the fastest,
+    // ran more than kLost x its prediction: the previous module next.
+    const std::size_t b = std::size_t(4) << 20;
+    ModelCheck::Turn t = check_window(m, b, Algorithm::tree, Algorithm::tree, 5.0e-9);
+    assert_true(m.note(t, 5.0e-9, 1.0e-9, others, {0.9e-9, 5e-9}, &line, true) == Algorithm::flexreduce);
+    t = check_window(m, b, Algorithm::tree, Algorithm::flexreduce, 4.5e-9);
+    assert_true(m.note(t, 4.5e-9, 0.9e-9, {Algorithm::ring}, {5e-9}, &line, true) == Algorithm::flexreduce);
+    assert_non_null(std::strstr(line.c_str(), "the previous module's turn next"));
+    assert_true(m.winner(m.size_class(b)) == Algorithm::automatic);
+    t = previous_window(m, b, 3.0e-9);
+    assert_true(m.note(t, 3.0e-9, -1, {}, {}, &line, true) == Algorithm::flexreduce);
+    assert_non_null(std::strstr(line.c_str(), "the previous module from now on"));
+    assert_true(m.winner(m.size_class(b)) == Algorithm::flexreduce && m.handed_down(m.size_class(b)));
+    // Decided: handed down, not watched; a call it may not run takes flexreduce.
+    t = m.next(b, Algorithm::tree, true);
+    assert_true(t.decided && t.previous && !t.timed && !t.watched);
+    t = m.next(b, Algorithm::tree, false);
+    assert_true(t.decided && !t.previous && t.algorithm == Algorithm::flexreduce);
+
+    // Not faster by kWin (3 %): the fastest plan keeps the class.
+    const std::size_t c = std::size_t(16) << 20;
+    t = check_window(m, c, Algorithm::tree, Algorithm::tree, 2.0e-9);
+    assert_true(m.note(t, 2.0e-9, 1.0e-9, {Algorithm::ring}, {3e-9}, &line, true) == Algorithm::tree);
+    assert_non_null(std::strstr(line.c_str(), "the previous module's turn next"));
+    t = previous_window(m, c, 1.95e-9);
+    assert_true(m.note(t, 1.95e-9, -1, {}, {}, &line, true) == Algorithm::tree);
+    assert_non_null(std::strstr(line.c_str(), "tree from now on"));
+    assert_false(m.handed_down(m.size_class(c)));
+    t = m.next(c, Algorithm::tree, true);
+    assert_true(t.decided && !t.previous && t.algorithm == Algorithm::tree);
+
+    // Within kLost of its prediction, or not allowed: no turn, decided at once.
+    const std::size_t d = std::size_t(64) << 20;
+    t = check_window(m, d, Algorithm::tree, Algorithm::tree, 1.45e-9);
+    assert_true(m.note(t, 1.45e-9, 1.0e-9, {Algorithm::ring}, {3e-9}, &line, true) == Algorithm::tree);
+    assert_null(std::strstr(line.c_str(), "previous module"));
+    assert_true(m.next(d, Algorithm::tree, true).decided);
+    const std::size_t e = std::size_t(128) << 20;
+    t = check_window(m, e, Algorithm::tree, Algorithm::tree, 5.0e-9);
+    assert_true(m.note(t, 5.0e-9, 1.0e-9, {Algorithm::ring}, {6e-9}, &line, false) == Algorithm::tree);
+    assert_true(m.next(e, Algorithm::tree, true).decided && !m.handed_down(m.size_class(e)));
+}
+
 static void test_model_check(void**) {
     ModelCheck m;
     m.configure(true, std::size_t(1) << 20);
@@ -775,6 +844,7 @@ int main(void) {
         cmocka_unit_test(test_agree_outcomes),
         cmocka_unit_test(test_contest_cache_file),
         cmocka_unit_test(test_model_check),
+        cmocka_unit_test(test_model_check_previous),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -5,15 +5,7 @@
 # round (docs/perf/barrier/cmp.sh).  One line per job: "round job size:us ...".
 out=${1:?outdir}; rounds=${2:-3}
 mkdir -p "$out"
-cmp=$(dirname "$0")/../barrier/cmp.sh
-export JOBS=${JOBS:-"on tuned han"}
-one() {  # tag burst small|large -- upargs
-  local tag=$1 burst=$2 part=$3; shift 4
-  local sizes iters warm
-  if [ "$part" = small ]; then sizes=8:65536; iters=1000; warm=100; else sizes=131072:4194304; iters=20; warm=3; fi
-  echo "== $tag $part $(date +%T)" >&2
-  TOPOAR_CLUSTER_BURST=$burst ITERS=$iters WARM=$warm bash "$cmp" "$(echo $part$tag | tr -cd a-z0-9 | cut -c1-16)" "$rounds" $sizes -- "$@" > "$out/$tag-$part.txt"
-}
+. "$(dirname "$0")/one.sh"
 # four one-rank hosts, 1 Gbit/s, 1 ms bucket (125 KB)
 one 1x4-1g-1ms 125000 small -- --nodes 1,1,1,1 --node-rate 1gbit
 one 1x4-1g-1ms 125000 large -- --nodes 1,1,1,1 --node-rate 1gbit
