@@ -253,8 +253,9 @@ std::vector<ParamInfo> make_table() {
          "plans); the fastest measured runs the class from then on, and where it ran within 5 % of its "
          "prediction it is watched (windows of 8 calls, pooled): two windows in a row more than 5 % slower "
          "than that prediction check the class again, once. Where the fastest plan measured ran more than "
-         "1.5x slower than its own prediction (the model does not know this machine), the previous module "
-         "(tuned) gets three calls the same way and takes the class, handed down, if it ran 3 % faster; "
+         "2x slower than its own prediction (the model does not know this machine), the previous module "
+         "(tuned) gets three calls the same way (its first timed one pooled alone too: 1.5x slower than the "
+         "fastest plan ends its turn) and takes the class, handed down, if it ran 3 % faster; "
          "8- and 16-bit integer sums and products under op/avx still run topoar's plan (1, the default; 0: "
          "the table decides). Verbose 10 prints each outcome. Must be the same on all ranks."},
         // Measured choice for small messages (decide/trials.hpp).

@@ -62,9 +62,14 @@ ModelCheck::Turn ModelCheck::next(std::size_t bytes, Algorithm choice, bool prev
         t.algorithm = c.tried[c.best];
         if (!previous_ok) return t;
         t.previous = true;
-    } else {
-        t.algorithm = c.tried.back();
+        // Its window as a plan's (a first call to warm up, then
+        // kSamples timed), its first timed call also pooled alone (kAbort).
+        const int k = c.in_plan++;
+        t.timed = k > 0;
+        t.pool = k == 1 || k == kSamples;
+        return t;
     }
+    t.algorithm = c.tried.back();
     // A plan's first call warms it up (connections, pages, plans); the
     // next kSamples are timed, and the last of them pools.
     const int k = c.in_plan++;
@@ -151,14 +156,18 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     std::ostringstream os;
     if (c.previous == 1) {
         if (!t.previous) return c.tried[c.best];
-        // The previous module's window: it takes the class if it beat the
-        // fastest plan by more than kWin.  Not watched either way.
+        const bool first = c.samples == 1 && kSamples > 1;
+        if (first && per_byte <= kAbort * c.measured[c.best]) return c.winner;  // not far behind: its window goes on
+        // Its window, or its first call far behind the fastest plan: it
+        // takes the class if it beat that plan by more than kWin.  Not
+        // watched either way.
         c.previous = 2;
-        c.previous_won = per_byte < (1 - kWin) * c.measured[c.best];
+        c.previous_won = !first && per_byte < (1 - kWin) * c.measured[c.best];
         c.winner = c.tried[c.best];
         c.held_to = 0;
-        os << heading(t.cls) << "the previous module ran at " << mb_per_s(per_byte) << " MB/s, "
-           << algorithm_name(c.winner) << " at " << mb_per_s(c.measured[c.best]) << ": "
+        os << heading(t.cls) << "the previous module ran at " << mb_per_s(per_byte) << " MB/s";
+        if (first) os << " (its first timed call, more than " << kAbort << "x slower: no more of its calls)";
+        os << ", " << algorithm_name(c.winner) << " at " << mb_per_s(c.measured[c.best]) << ": "
            << (c.previous_won ? "the previous module" : algorithm_name(c.winner)) << " from now on\n";
         *line = os.str();
         return c.winner;

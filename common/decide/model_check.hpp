@@ -35,8 +35,10 @@
 //                (the fastest measured ran more than kLost x its own
 //                prediction: the model does not know this machine, and
 //                the previous module (tuned) gets 3 calls the same way,
-//                handed down; it takes the class, handed down from then
-//                on, if it beats the fastest plan by more than kWin.  Not
+//                handed down, its first timed one also pooled alone: more
+//                than kAbort x slower than the fastest plan ends its turn;
+//                it takes the class, handed down from then on, if its
+//                window beats the fastest plan by more than kWin.  Not
 //                for calls whose previous-module result could differ from
 //                topoar's (PairCaps::previous_differs): those wait, and
 //                run the fastest plan, in its turn and after)
@@ -90,11 +92,17 @@ public:
     static constexpr int kWatch = 8;         // timed calls per window of a decided plan
     static constexpr int kClasses = 64;
     // The fastest plan measured ran more than this many times slower than
-    // its own prediction: the previous module's turn (4+1 ranks on
-    // unshaped links over two cores: every plan ran at a fifth of its
-    // prediction, tuned's reduce and broadcast 1.5-2x faster than any of
-    // them; shaped links where the model holds stay within 1.05-1.3x).
-    static constexpr double kLost = 1.5;
+    // its own prediction: the previous module's turn (2+3 and 4+1 ranks on
+    // unshaped links over two cores: every plan ran at a third to a fifth
+    // of its prediction, tuned's 1.3-2x faster than any of them).  On s2
+    // (racks, 200 Mbit/s uplinks) the plans ran 1.6-1.8x below their
+    // predictions and tuned 3x slower than they: no turn there.
+    static constexpr double kLost = 2.0;
+    // The previous module's first timed call (after its warm-up), pooled
+    // alone, ran more than this many times slower than the fastest plan:
+    // its turn ends there (two calls, not three, spent where it loses
+    // clearly).
+    static constexpr double kAbort = 1.5;
 
     // Off, or from min_bytes on (each call of at least that size is in a class).
     void configure(bool on, std::size_t min_bytes);

@@ -528,20 +528,27 @@ static ModelCheck::Turn check_window(ModelCheck& m, std::size_t bytes, Algorithm
 
 // The previous module's turn (ModelCheck::kLost): where the fastest plan
 // ran more than kLost x its own prediction it gets a window like a plan's,
-// handed down; calls it may not run (previous_ok false) wait and take the
-// fastest plan, untimed; it keeps the class only if faster by kWin.
+// handed down, its first timed call also pooled alone (kAbort); calls it
+// may not run (previous_ok false) wait and take the fastest plan,
+// untimed; it keeps the class only if faster by kWin.
+// Up to its window's last call, each at per_byte (its first within kAbort).
 static ModelCheck::Turn previous_window(ModelCheck& m, std::size_t bytes, double per_byte) {
+    std::string line;
     // A call the previous module may not run: the fastest plan, untimed, and
     // the turn does not move.
     ModelCheck::Turn t = m.next(bytes, Algorithm::tree, false);
     assert_true(!t.previous && !t.timed && !t.pool && !t.decided);
     t = m.next(bytes, Algorithm::tree, true);
-    assert_true(t.previous && !t.timed && !t.pool && !t.decided);
+    assert_true(t.previous && !t.timed && !t.pool && !t.decided);  // its warm-up
     for (int k = 1; k <= ModelCheck::kSamples; ++k) {
         t = m.next(bytes, Algorithm::tree, true);
         assert_true(t.previous && t.timed && !t.decided);
-        assert_true(t.pool == (k == ModelCheck::kSamples));
+        assert_true(t.pool == (k == 1 || k == ModelCheck::kSamples));
         assert_true(std::fabs(m.sample(t, per_byte) - per_byte) < 1e-15);
+        if (k == 1) {  // pooled alone, within kAbort: goes on
+            (void)m.note(t, per_byte, -1, {}, {}, &line, true);
+            assert_true(line.empty() && m.winner(m.size_class(bytes)) == Algorithm::automatic);
+        }
     }
     return t;
 }
@@ -573,20 +580,33 @@ static void test_model_check_previous(void**) {
 
     // Not faster by kWin (3 %): the fastest plan keeps the class.
     const std::size_t c = std::size_t(16) << 20;
-    t = check_window(m, c, Algorithm::tree, Algorithm::tree, 2.0e-9);
-    assert_true(m.note(t, 2.0e-9, 1.0e-9, {Algorithm::ring}, {3e-9}, &line, true) == Algorithm::tree);
+    t = check_window(m, c, Algorithm::tree, Algorithm::tree, 2.5e-9);
+    assert_true(m.note(t, 2.5e-9, 1.0e-9, {Algorithm::ring}, {3e-9}, &line, true) == Algorithm::tree);
     assert_non_null(std::strstr(line.c_str(), "the previous module's turn next"));
-    t = previous_window(m, c, 1.95e-9);
-    assert_true(m.note(t, 1.95e-9, -1, {}, {}, &line, true) == Algorithm::tree);
+    t = previous_window(m, c, 2.45e-9);
+    assert_true(m.note(t, 2.45e-9, -1, {}, {}, &line, true) == Algorithm::tree);
     assert_non_null(std::strstr(line.c_str(), "tree from now on"));
     assert_false(m.handed_down(m.size_class(c)));
     t = m.next(c, Algorithm::tree, true);
     assert_true(t.decided && !t.previous && t.algorithm == Algorithm::tree);
 
+    // Its first call more than kAbort x slower than the fastest plan: the
+    // turn ends there, the plan keeps the class.
+    const std::size_t g = std::size_t(8) << 20;
+    t = check_window(m, g, Algorithm::tree, Algorithm::tree, 2.5e-9);
+    assert_true(m.note(t, 2.5e-9, 1.0e-9, {Algorithm::ring}, {3e-9}, &line, true) == Algorithm::tree);
+    assert_false(m.next(g, Algorithm::tree, true).timed);  // its warm-up
+    t = m.next(g, Algorithm::tree, true);
+    assert_true(t.previous && t.timed && t.pool);
+    (void)m.sample(t, 4.0e-9);
+    assert_true(m.note(t, 4.0e-9, -1, {}, {}, &line, true) == Algorithm::tree);
+    assert_non_null(std::strstr(line.c_str(), "its first timed call"));
+    assert_true(m.next(g, Algorithm::tree, true).decided && !m.handed_down(m.size_class(g)));
+
     // Within kLost of its prediction, or not allowed: no turn, decided at once.
     const std::size_t d = std::size_t(64) << 20;
-    t = check_window(m, d, Algorithm::tree, Algorithm::tree, 1.45e-9);
-    assert_true(m.note(t, 1.45e-9, 1.0e-9, {Algorithm::ring}, {3e-9}, &line, true) == Algorithm::tree);
+    t = check_window(m, d, Algorithm::tree, Algorithm::tree, 1.95e-9);
+    assert_true(m.note(t, 1.95e-9, 1.0e-9, {Algorithm::ring}, {3e-9}, &line, true) == Algorithm::tree);
     assert_null(std::strstr(line.c_str(), "previous module"));
     assert_true(m.next(d, Algorithm::tree, true).decided);
     const std::size_t e = std::size_t(128) << 20;
