@@ -1,5 +1,5 @@
 #!/bin/bash
-# turns.sh: one verbose OSU job (1-8 MiB, 20 calls after 3, auto, no file)
+# turns.sh: one verbose OSU job (MIN-MAX, default 1-8 MiB, 20 calls after 3, auto, no file)
 # per cluster; prints each model check outcome, to see where the previous
 # module's turn (ModelCheck::kLost) is taken.  ONLY="s2 4+1-unshaped": those.
 T=/work/main/tests/cluster/topoar-cluster; P=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
@@ -11,7 +11,7 @@ job() {  # tag burst map np -- upargs
   echo "== $tag"
   timeout 900 $T run --name t45 $map -- -np $np --mca mca_base_component_path $P:/work/main/_install/lib/openmpi \
     --mca coll topoar,tuned,libnbc,basic,self --mca coll_topoar_verbose 10 -x TOPOAR_OSU_REPORT=1 \
-    $O -m 1048576:${MAX:-8388608} -i ${ITERS:-20} -x 3 -T mpi_float 2>&1 |
+    $O -m ${MIN:-1048576}:${MAX:-8388608} -i ${ITERS:-20} -x 3 -T mpi_float 2>&1 |
     grep -E "from now on|turn next|^[0-9]+ " | sed 's/.*model check, //'
   $T down --name t45 >/dev/null 2>&1
 }
