@@ -15,7 +15,16 @@
 namespace topoar {
 
 Engine::Engine(int rank, int size, EngineConfig cfg)
-    : rank_(rank), size_(size), cfg_(std::move(cfg)), selection_(cfg_), adaptation_(cfg_, rank, size) {}
+    : rank_(rank), size_(size), cfg_(std::move(cfg)), units_(cfg_), selection_(cfg_), adaptation_(cfg_, rank, size) {}
+
+// Links measured or described: units that fit them; assumed (or one
+// host): the units as set.
+void Engine::fit_units() {
+    const bool known = network_source_ == NetworkSource::measured || network_source_ == NetworkSource::cached ||
+                       network_source_ == NetworkSource::described;
+    units_ = known ? units_for_links(cfg_, topology_) : cfg_;
+    selection_.use_units(units_);
+}
 Engine::~Engine() = default;
 
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
@@ -99,6 +108,11 @@ std::string Engine::describe_network() const {
                << (cfg_.model_overhead_given ? " (coll_topoar_model_overhead)" : " (the assumed default)");
         os << "\n";
     }
+    if (units_.segment_size != cfg_.segment_size || units_.pipeline_size != cfg_.pipeline_size ||
+        units_.flight_size != cfg_.flight_size)
+        os << "  units for these links (coll_topoar_unit_time): segment " << format_size(units_.segment_size)
+           << ", pipeline " << format_size(units_.pipeline_size) << ", flight "
+           << (units_.flight_size ? format_size(units_.flight_size) : std::string("none")) << "\n";
     return os.str();
 }
 
@@ -139,6 +153,7 @@ Status Engine::setup(const std::vector<RankInfo>& ranks, SetupIo* io) {
     for (int n : topology_.nodes_at(Level::node)) per_node.push_back(topology_.num_ranks_under(n));
     const CommShape shape =
         make_comm_shape(size_, per_node, static_cast<int>(topology_.nodes_at(Level::rack).size()));
+    fit_units();
     TOPOAR_TRY(selection_.setup(topology_, size_, shape, io && io->allgather, model_overhead_, rank_));
     if (io && io->allgather) {
         // Outcomes of earlier communicators of this shape, where every rank
@@ -169,6 +184,7 @@ Status Engine::note_call_time(const PreparedCall& call, double seconds, SetupIo&
     const auto t0 = std::chrono::steady_clock::now();
     TOPOAR_TRY(measure_network(ranks_, io, /*fresh=*/true));
     const std::string before = selection_.model_table().to_text("cost model");
+    fit_units();
     TOPOAR_TRY(selection_.rebuild(topology_, model_overhead_));
     ++generation_;
     plans_.clear();  // calls holding plans keep them
@@ -187,7 +203,7 @@ Status Engine::note_trial(const PreparedCall& call, double seconds, SetupIo& io)
 Status Engine::note_check(const PreparedCall& call, double seconds, SetupIo& io) {
     ++generation_;  // the class may be decided now, or another plan's turn
     const CallUnits u =
-        call_units(cfg_, call.count, call.elem_size, MemType::host, cfg_.segment_size, selection_.shape().nodes);
+        call_units(units_, call.count, call.elem_size, MemType::host, units_.segment_size, selection_.shape().nodes);
     const std::size_t chunk = u.chunk_count, tail = call.count % chunk;
     // A plan's prediction for this call, built as its turn would build it
     // (so a turn finds it in the plan cache); 0 where it cannot plan here.
@@ -255,7 +271,7 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
     const PlanCache::Key key(static_cast<int>(alg), count, elem_size, segment_bytes, pipeline_bytes,
                              static_cast<int>(mem));
     return plans_.get(key, [&](CompiledPlan* prepared) {
-        PlanOptions opts = plan_options(cfg_, elem_size, mem);
+        PlanOptions opts = plan_options(units_, elem_size, mem);
         opts.pipeline_elems = pipeline_bytes ? std::max<std::size_t>(1, pipeline_bytes / elem_size) : 0;
         TOPOAR_TRY(make_plan(alg, topology_, count, rank_, opts, &prepared->plan));
         prepared->algorithm = alg;
@@ -263,7 +279,7 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
         prepared->options = opts;
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
-        const std::size_t flight = mem == MemType::host ? flight_bytes_for(cfg_.flight_size, selection_.shape().nodes) : 0;
+        const std::size_t flight = mem == MemType::host ? flight_bytes_for(units_.flight_size, selection_.shape().nodes) : 0;
         prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size, flight);
         if (mem == MemType::host && fast_eligible(prepared->program, count * elem_size))
             prepared->fast = compile_fast(prepared->program, elem_size);
@@ -335,7 +351,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
         d.algorithm = call->trial.who.algorithm;
     }
     Algorithm alg = d.algorithm;
-    std::size_t segment = d.has_segment ? d.segment_bytes : cfg_.segment_size;
+    std::size_t segment = d.has_segment ? d.segment_bytes : units_.segment_size;
     call->algorithm = alg;
     if (algorithm_info(alg).device_only) {
         // The GPU path runs it itself; the built-in choice's plan comes
@@ -364,7 +380,7 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     const MemType plan_mem = call->route == Route::staged ? MemType::host : mem;
     if (count == 0 || size_ == 1) return Status::ok();
-    const CallUnits u = call_units(cfg_, count, elem_size, plan_mem, cfg_.segment_size, selection_.shape().nodes);
+    const CallUnits u = call_units(units_, count, elem_size, plan_mem, units_.segment_size, selection_.shape().nodes);
     const std::size_t chunk = u.chunk_count, tail = count % chunk, pipeline = u.pipeline_bytes;
     if (!d.has_segment) segment = u.segment_bytes;  // a rule's segment size is kept as written
     auto plans = [&](Algorithm a, std::size_t seg) {

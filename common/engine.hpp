@@ -256,6 +256,11 @@ private:
 
     int rank_, size_;
     EngineConfig cfg_;
+    // cfg_ with its units fit to the links (units_for_links, at set-up and
+    // after links are measured again): segment, pipelining unit, flight
+    // bound of every host plan, and the cost model's.
+    EngineConfig units_;
+    void fit_units();
     bool ready_ = false;
     Topology topology_;
     NetworkSource network_source_ = NetworkSource::single_host;

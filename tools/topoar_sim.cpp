@@ -94,6 +94,9 @@ const char* const kUsage =
     "  --segment BYTES         executor segment size             [32K]\n"
     "  --pipeline BYTES        planners' pipelining unit  [32K; --mem cuda: 1M]\n"
     "  --eager BYTES           eager limit                       [64K]\n"
+    "  --unit-time T           fit segment, pipeline and flight to the slowest\n"
+    "                          host or rack link as the engine does with\n"
+    "                          coll_topoar_unit_time (its default: 200us)  [0: off]\n"
     "  --flight BYTES          across hosts, bytes a rank keeps in flight to one\n"
     "                          peer (coll_topoar_flight_size: fewer rounds open,\n"
     "                          large calls' units at most half of it); 0: none\n"
@@ -151,6 +154,7 @@ struct Options {
     CostParams model;
     std::size_t pipeline = EngineConfig{}.pipeline_size;
     bool pipeline_given = false;  // else --mem cuda uses the device unit
+    double unit_time = 0;         // --unit-time: units fit to the links as the engine's (0: as given)
     std::string rules_file, csv_file;
     bool verbose = false;
     bool default_table = false;
@@ -341,6 +345,8 @@ Options parse(int argc, char** argv) {
             o.segment_given = true;
         } else if (a == "--flight") {
             o.model.flight_bytes = parse_bytes(val());
+        } else if (a == "--unit-time") {
+            check(parse_latency(val(), &o.unit_time));
         } else if (a == "--pipeline") {
             o.pipeline = parse_bytes(val());
             o.pipeline_given = true;
@@ -633,6 +639,15 @@ int main(int argc, char** argv) {
     cfg.num_trees = o.trees;
     cfg.hring_factors = o.factors;
     cfg.gpu_model = o.device;  // --mem cuda: call_units takes the device pipelining unit from here
+    if (!o.cuda && o.unit_time > 0) {
+        // As the engine fits them on measured or described links
+        // (units_for_links, coll_topoar_unit_time).
+        cfg.unit_time = o.unit_time;
+        cfg = units_for_links(cfg, topo);
+        o.model.segment_bytes = cfg.segment_size;
+        o.model.flight_bytes = cfg.flight_size;
+        o.pipeline = cfg.pipeline_size;
+    }
     PlanOptions popt = plan_options(cfg, o.elem);
 
     std::printf("topoar_sim: %s: %d ranks, %d nodes, %d racks%s\n", what.c_str(), p, shape.nodes, racks,

@@ -75,6 +75,11 @@ struct EngineConfig {
     // pipeline in units of at most half of it (0: no bound, four rounds
     // open; exec/schedule_policy.hpp).
     std::size_t flight_size;
+    // coll_topoar_unit_time: across hosts on measured or described links,
+    // the three above grow to what the slowest host link carries in this
+    // time (seconds; 0: never): link_unit in exec/schedule_policy.hpp,
+    // units_for_links in engine/selection.hpp.
+    double unit_time;
     // coll_topoar_chunk_size: a call of more bytes runs as consecutive
     // chunks of this size (0: never), each with the same cached plan.
     std::size_t chunk_size;

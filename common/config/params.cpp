@@ -111,6 +111,14 @@ std::vector<ParamInfo> make_table() {
          "plans of a few units per round over whole operations. Raise it for links with a "
          "large bandwidth-delay product (0: no bound, four rounds open, units of call bytes / 256, no "
          "preference). Must be the same on all ranks."},
+        {"unit_time", T::string, "200us", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_latency(v, &c->unit_time); },
+         "Across hosts on measured or described links: coll_topoar_segment_size and _pipeline_size grow to "
+         "what the slowest host or rack link carries in this time, as a power of two up to 1 MiB, where that "
+         "is at least 4x the size as set, and coll_topoar_flight_size to at least twice the segment (the "
+         "defaults stay up to about 5 Gbit/s; 256 KiB at 10 Gbit/s). Per-message costs then stay a small share of a message's time on fast "
+         "links; with 32 KiB messages over unshaped links five ranks on two cores ran 1.2-1.5x slower than "
+         "tuned, with 256 KiB at its speed. '0' keeps the three as set. Must be the same on all ranks."},
         {"chunk_size", T::size, "67108864", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->chunk_size); },
          "Calls larger than this many bytes run as consecutive chunks of it, each a complete all-reduce of "

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "exec/schedule_policy.hpp"
 #include "model/device_model.hpp"
 
 namespace topoar {
@@ -54,6 +55,31 @@ DefaultTableOptions table_options(const EngineConfig& cfg) {
     o.full_max_bytes = std::size_t(2) << 20;
     o.max_bytes = std::size_t(8) << 20;
     return o;
+}
+
+EngineConfig units_for_links(const EngineConfig& cfg, const Topology& topo) {
+    if (!(cfg.unit_time > 0) || topo.nodes_at(Level::node).size() < 2) return cfg;
+    double rate = 0;
+    for (Level level : {Level::node, Level::rack, Level::spine})
+        for (int v : topo.nodes_at(level)) {
+            const double bw = topo.node(v).up.bandwidth;
+            if (!(bw > 0)) return cfg;  // a rate not known: the units as set
+            rate = rate > 0 ? std::min(rate, bw) : bw;
+        }
+    EngineConfig out = cfg;
+    out.segment_size = link_unit(cfg.segment_size, rate, cfg.unit_time);
+    out.pipeline_size = link_unit(cfg.pipeline_size, rate, cfg.unit_time);
+    if (cfg.flight_size) out.flight_size = std::max(cfg.flight_size, 2 * out.segment_size);
+    return out;
+}
+
+void Selection::use_units(const EngineConfig& units) {
+    cfg_.segment_size = units.segment_size;
+    cfg_.pipeline_size = units.pipeline_size;
+    cfg_.flight_size = units.flight_size;
+    const double overhead = options_.model.overhead;
+    options_ = topoar::table_options(cfg_);
+    options_.model.overhead = overhead;
 }
 
 Status Selection::setup(const Topology& topo, int size, const CommShape& shape, bool contest_io,

@@ -63,6 +63,15 @@ PlanOptions plan_options(const EngineConfig& cfg, std::size_t elem_size, MemType
 // (set-up measures it where it measures the links: Selection::table_options).
 DefaultTableOptions table_options(const EngineConfig& cfg);
 
+// The configuration whose units fit the links of `topo`
+// (coll_topoar_unit_time): on more than one host whose network links
+// (hosts' and racks' up-links) all have a known rate, segment_size and
+// pipeline_size grow to link_unit (exec/schedule_policy.hpp) of the
+// slowest of them and flight_size (when set) to at least twice the
+// segment; otherwise cfg as it is.  What the engine plans and runs with,
+// and what the cost model predicts with (Selection::use_units).
+EngineConfig units_for_links(const EngineConfig& cfg, const Topology& topo);
+
 class Selection {
 public:
     explicit Selection(EngineConfig cfg) : cfg_(std::move(cfg)), options_(topoar::table_options(cfg_)) {}
@@ -77,6 +86,9 @@ public:
     // rank: this rank's (rank 0 reads and writes coll_topoar_contest_cache_dir's file).
     Status setup(const Topology& topo, int size, const CommShape& shape, bool contest_io, double model_overhead,
                  int rank = 0);
+    // Before setup() or rebuild(): the tables are built with these units
+    // (units_for_links of the configuration this was made with).
+    void use_units(const EngineConfig& units);
     // The links were measured again (online adaptation): the cost-model
     // table is built again for `topo`, the device table on its next use,
     // and the contests start over (the table may rank small messages

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace topoar {
 
@@ -25,6 +26,15 @@ std::size_t scaled_unit(std::size_t unit, std::size_t call_bytes, std::size_t ch
     if (unit == 0) return 0;
     const std::size_t cap = std::min(kMaxScaledUnit, chunk_bytes / kUnitsPerChunk);
     return std::max(unit, std::min(call_bytes / kUnitsPerCall, cap));
+}
+
+std::size_t link_unit(std::size_t unit, double rate, double unit_time) {
+    if (unit == 0 || !(rate > 0) || !(unit_time > 0)) return unit;
+    const double bytes = rate * unit_time;
+    if (bytes < 1.5) return unit;
+    const long e = std::lround(std::log2(std::min(bytes, 2.0 * static_cast<double>(kMaxLinkUnit))));
+    const std::size_t grown = std::min(std::size_t(1) << e, kMaxLinkUnit);
+    return grown >= kMinLinkGrowth * unit ? grown : unit;
 }
 
 bool few_units(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message) {

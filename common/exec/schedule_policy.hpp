@@ -119,6 +119,19 @@ constexpr std::size_t kUnitsPerChunk = 64;
 constexpr std::size_t kMaxScaledUnit = std::size_t(4) << 20;
 std::size_t scaled_unit(std::size_t unit, std::size_t call_bytes, std::size_t chunk_bytes);
 
+// Across hosts on fast links (coll_topoar_unit_time): what a link of
+// `rate` bytes/s carries in `unit_time` seconds, as the nearest power of
+// two, at most kMaxLinkUnit, where that is at least kMinLinkGrowth times
+// `unit`; else `unit` (0 stays 0; rate or unit_time 0: `unit`).  With
+// 32 KiB and 200 us: unchanged up to about 5 Gbit/s, 256 KiB at 10 Gbit/s,
+// 1 MiB from about 40 Gbit/s.  Why not less growth: on unshaped links
+// (five ranks on two cores) 128 KiB units gained half of what 256 KiB did,
+// and a 4 Gbit/s link with a 64 KiB token bucket, which the probes read at
+// 2 Gbit/s, ran 1.3-1.5x slower with 64 KiB units than with 32 KiB.
+constexpr std::size_t kMaxLinkUnit = std::size_t(1) << 20;
+constexpr std::size_t kMinLinkGrowth = 4;
+std::size_t link_unit(std::size_t unit, double rate, double unit_time);
+
 // Elements of one step: segment_elems (0: whole operations) capped so that
 // no message exceeds kMaxMessageBytes.
 std::size_t step_elems(std::size_t segment_elems, std::size_t elem_size);

@@ -346,6 +346,24 @@ void test_try_notes_location(void** state) {
 // The flight bound's window: rounds open so that what a rank sends to one
 // peer in them stays within the bound, 1 to kWindowRounds; the scratch
 // bands follow the window.
+// coll_topoar_unit_time: the unit a link carries in that time, the nearest
+// power of two, between the unit as set and kMaxLinkUnit.
+void test_link_unit(void**) {
+    const double t = 200e-6;
+    assert_int_equal(link_unit(32768, 125e6, t), 32768);    // 1 Gbit/s: 25 KB, the unit as set
+    assert_int_equal(link_unit(32768, 118e6, t), 32768);    // a 1 Gbit/s link as probes read it
+    assert_int_equal(link_unit(32768, 25e6, t), 32768);     // 200 Mbit/s
+    assert_int_equal(link_unit(32768, 257e6, t), 32768);    // 2 Gbit/s: 51 KB, less than 4x: as set
+    assert_int_equal(link_unit(32768, 625e6, t), 131072);   // 5 Gbit/s: 125 KB
+    assert_int_equal(link_unit(32768, 1.25e9, t), 262144);  // 10 Gbit/s: 250 KB
+    assert_int_equal(link_unit(32768, 12.5e9, t), kMaxLinkUnit);  // 100 Gbit/s
+    assert_int_equal(link_unit(32768, 1e300, t), kMaxLinkUnit);
+    assert_int_equal(link_unit(0, 1.25e9, t), 0);  // no unit stays none
+    assert_int_equal(link_unit(32768, 1.25e9, 0), 32768);  // off
+    assert_int_equal(link_unit(32768, 0, t), 32768);       // rate unknown
+    assert_int_equal(link_unit(std::size_t(2) << 20, 1.25e9, t), std::size_t(2) << 20);  // never below the unit
+}
+
 void test_flight_window(void** state) {
     (void)state;
     assert_int_equal(flight_window(0, 4096), kWindowRounds);
@@ -413,6 +431,7 @@ void test_flight_window(void** state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flight_window),
+        cmocka_unit_test(test_link_unit),
         cmocka_unit_test(test_fixtures_same_decisions),
         cmocka_unit_test(test_random_orders_same_decisions),
         cmocka_unit_test(test_failure_leaves_nothing_posted),

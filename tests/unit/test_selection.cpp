@@ -615,6 +615,42 @@ static void test_model_check_previous(void**) {
     assert_true(m.next(e, Algorithm::tree, true).decided && !m.handed_down(m.size_class(e)));
 }
 
+// units_for_links: across hosts the segment, pipelining unit and flight
+// bound fit the slowest network link; a rack uplink counts; one host, an
+// unknown rate or unit_time 0 leave them as set.
+static void test_units_for_links(void**) {
+    const EngineConfig cfg;  // 32 KiB, 32 KiB, 64 KiB, 200 us
+    const Link rank_up{10e9, 0.3e-6};
+    Topology fast, slow, one, unknown;
+    assert_true(Topology::from_node_sizes({2, 3}, Link{1.25e9, 10e-6}, rank_up, &fast).is_ok());
+    assert_true(Topology::from_node_sizes({2, 3}, Link{125e6, 20e-6}, rank_up, &slow).is_ok());
+    assert_true(Topology::from_node_sizes({5}, Link{1.25e9, 10e-6}, rank_up, &one).is_ok());
+    assert_true(Topology::from_node_sizes({2, 3}, Link{0, 10e-6}, rank_up, &unknown).is_ok());
+    EngineConfig u = units_for_links(cfg, fast);
+    assert_int_equal(u.segment_size, 262144);
+    assert_int_equal(u.pipeline_size, 262144);
+    assert_int_equal(u.flight_size, 524288);
+    for (const Topology* t : {&slow, &one, &unknown}) {
+        u = units_for_links(cfg, *t);
+        assert_int_equal(u.segment_size, cfg.segment_size);
+        assert_int_equal(u.pipeline_size, cfg.pipeline_size);
+        assert_int_equal(u.flight_size, cfg.flight_size);
+    }
+    EngineConfig off = cfg;
+    off.unit_time = 0;
+    assert_int_equal(units_for_links(off, fast).segment_size, cfg.segment_size);
+    EngineConfig unbounded = cfg;
+    unbounded.flight_size = 0;  // no bound stays none
+    assert_int_equal(units_for_links(unbounded, fast).flight_size, 0);
+    // Fast hosts behind a 200 Mbit/s rack uplink: the uplink decides.
+    const std::string racks =
+        "rack r0 bw=200Mbit lat=100us\n  node a bw=10Gbit lat=10us\n    ranks 0 1 bw=10GB/s lat=300ns\n"
+        "rack r1 bw=200Mbit lat=100us\n  node b bw=10Gbit lat=10us\n    ranks 2 3 bw=10GB/s lat=300ns\n";
+    Topology racked;
+    assert_true(Topology::from_text(racks, "test", &racked).is_ok());
+    assert_int_equal(units_for_links(cfg, racked).segment_size, cfg.segment_size);
+}
+
 static void test_model_check(void**) {
     ModelCheck m;
     m.configure(true, std::size_t(1) << 20);
@@ -863,6 +899,7 @@ int main(void) {
         cmocka_unit_test(test_outcome_codes),
         cmocka_unit_test(test_agree_outcomes),
         cmocka_unit_test(test_contest_cache_file),
+        cmocka_unit_test(test_units_for_links),
         cmocka_unit_test(test_model_check),
         cmocka_unit_test(test_model_check_previous),
     };
