@@ -246,8 +246,8 @@ CallUnits call_units(const EngineConfig& cfg, std::size_t count, std::size_t ele
         u.chunk_count = std::max<std::size_t>(1, cfg.chunk_size / elem_size);
     // Host calls of many MiB pipeline in larger units (scaled_unit), and on
     // one host use larger messages too; across hosts a message stays at the
-    // segment size as set (engine.hpp).  Device plans have their own
-    // pipelining unit.
+    // segment size of `cfg` (the engine passes its units fit to the links,
+    // units_for_links).  Device plans have their own pipelining unit.
     const std::size_t bytes = count * elem_size, chunk_bytes = u.chunk_count * elem_size;
     if (mem == MemType::cuda) {
         u.segment_bytes = segment_bytes;
