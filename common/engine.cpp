@@ -25,6 +25,7 @@ void Engine::fit_units() {
     units_ = known ? units_for_links(cfg_, topology_) : cfg_;
     selection_.use_units(units_);
 }
+
 Engine::~Engine() = default;
 
 static const char* const kTrialTurn = "small-message trial: the previous module's turn";
