@@ -98,6 +98,18 @@ bool ModelCheck::extend(const Turn& t) {
     return true;
 }
 
+void ModelCheck::start_window(Class& c) {
+    c.in_plan = 0;
+    c.samples = 0;
+    c.sum = 0;
+}
+
+void ModelCheck::ran_at(std::ostream& os, int cls, const Class& c) {
+    os << heading(cls) << "ran at (MB/s)";
+    for (std::size_t i = 0; i < c.measured.size(); ++i)
+        os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
+}
+
 bool ModelCheck::window_behind(const Class& c, double per_byte) {
     return c.held_to > 0 && per_byte > (1 + kOwn) * c.held_to;
 }
@@ -224,9 +236,7 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
            << algorithm_name(b) << " predicted " << mb_per_s(predicted_per_byte[static_cast<std::size_t>(pick)])
            << " MB/s: its turn next\n";
         c.tried.push_back(b);
-        c.in_plan = 0;
-        c.samples = 0;
-        c.sum = 0;
+        start_window(c);
         *line = os.str();
         return b;
     }
@@ -235,12 +245,8 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
         // turn (the same window), before the class is decided.
         c.previous = 1;
         c.best = best;
-        c.in_plan = 0;
-        c.samples = 0;
-        c.sum = 0;
-        os << heading(t.cls) << "ran at (MB/s)";
-        for (std::size_t i = 0; i < c.measured.size(); ++i)
-            os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
+        start_window(c);
+        ran_at(os, t.cls, c);
         os << "; " << algorithm_name(c.tried[best]) << " more than " << kLost
            << "x slower than its prediction (" << mb_per_s(c.own[best])
            << " MB/s): the previous module's turn next\n";
@@ -255,9 +261,7 @@ Algorithm ModelCheck::note(const Turn& t, double per_byte, double own_predicted,
     // better later, and a window's drift is the machine's noise.
     const double own_best = c.own[best];
     c.held_to = own_best > 0 && c.measured[best] <= (1 + kOwn) * own_best ? own_best : 0;
-    os << heading(t.cls) << "ran at (MB/s)";
-    for (std::size_t i = 0; i < c.measured.size(); ++i)
-        os << (i ? ", " : " ") << algorithm_name(c.tried[i]) << " " << mb_per_s(c.measured[i]);
+    ran_at(os, t.cls, c);
     os << ": " << algorithm_name(c.winner) << " from now on";
     if (c.reopened && best == 0 && c.tried.size() == 1)
         os << " (no plan not run before predicted faster than its later calls ran)";

@@ -75,6 +75,7 @@
 
 #include <array>
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,10 @@ private:
         double behind_before = 0;           // the window before, pooled, where it fell behind
     };
     static bool window_behind(const Class& c, double per_byte);
+    // A new window in the class (a plan's, or the previous module's).
+    static void start_window(Class& c);
+    // "<heading>ran at (MB/s) A x, B y" over the plans the class measured.
+    static void ran_at(std::ostream& os, int cls, const Class& c);
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
     bool on_ = false;
     std::size_t min_bytes_ = std::size_t(1) << 20;
