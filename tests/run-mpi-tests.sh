@@ -22,15 +22,19 @@ mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
      --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}")
 
 passed=0 failed=0
+failures=()  # fail_line TEXT: says FAIL: TEXT; the summary names them again
+fail_line() { echo "FAIL: $1"; failures+=("$1"); }
 # check NAME COMMAND...: runs it, passes when it exits 0.
 check() {
     local name=$1; shift
     local log="$logdir/$(echo "$name" | tr -c 'A-Za-z0-9_.-' '_').log"
     local t0=$SECONDS
-    if "$@" >"$log" 2>&1; then
+    "$@" >"$log" 2>&1
+    local rc=$?
+    if [ $rc -eq 0 ]; then
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
-    else
-        failed=$((failed + 1)); echo "FAIL: $name"; tail -n 25 "$log" | sed 's/^/    /'
+    else  # exit 124 or 137 from timeout: it hung
+        failed=$((failed + 1)); fail_line "$name (exit $rc after $((SECONDS - t0)) s)"; tail -n 25 "$log" | sed 's/^/    /'
     fi
 }
 # expect_output NAME PATTERN COMMAND...: passes when it exits 0 and prints PATTERN.
@@ -40,7 +44,7 @@ expect_output() {
     if "$@" >"$log" 2>&1 && grep -qE -- "$pattern" "$log"; then
         passed=$((passed + 1)); echo "PASS: $name"
     else
-        failed=$((failed + 1)); echo "FAIL: $name (wanted /$pattern/)"; tail -n 25 "$log" | sed 's/^/    /'
+        failed=$((failed + 1)); fail_line "$name (wanted /$pattern/)"; tail -n 25 "$log" | sed 's/^/    /'
     fi
 }
 
@@ -241,4 +245,5 @@ fi
 
 echo "run-mpi-tests: took $SECONDS s"
 echo "run-mpi-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] || printf "run-mpi-tests: failed: %s\n" "${failures[@]}"
 [ "$failed" -eq 0 ]
