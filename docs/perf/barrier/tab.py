@@ -10,7 +10,7 @@ for f in sys.argv[1:]:
         if len(p)<3 or ':' not in p[2]: continue
         for kv in p[2:]:
             s,v=kv.split(':'); d[p[1]][int(s)].append(float(v))
-jobs=[j for j in ['on','x','off','share0','base','tuned','ring','han'] if j in d]
+jobs=[j for j in ['on','x','hv','off','share0','base','tuned','ring','han'] if j in d]
 ref=next((j for j in ('off','share0','base') if j in d), None)
 sizes=sorted(d[jobs[0]])
 print('| size | '+' | '.join(jobs)+' | on/best |'+(f' {ref}/best | on/{ref} |' if ref else ''))
