@@ -1,5 +1,8 @@
 #!/bin/bash
-# hv.sh NAME ROUNDS SIZES -- UPARGS: main's auto (on), the prototype's halving forced (hv), tuned
+# hv.sh NAME ROUNDS SIZES -- UPARGS: main's auto (on), the prototype's halving forced (hv), tuned.
+# The prototype is built first, beside main: git worktree add /tmp/rh proto/halving && (cd /tmp/rh && ./setup.sh build)
+# HVARGS: extra settings for hv (the whole-transfer runs: --mca coll_topoar_segment_size 0
+# --mca coll_topoar_pipeline_size 0 --mca coll_topoar_flight_size 0 --mca coll_topoar_unit_time 0)
 name=$1; rounds=$2; sizes=$3; shift 4
 tc=/work/main/tests/cluster/topoar-cluster; P=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 O=/work/ext/osu-install/libexec/osu-micro-benchmarks/mpi/collective/osu_allreduce
