@@ -37,13 +37,13 @@ trap 'exit 143' TERM
 
 mpicc -O2 -o "$tmp/hostinfo" "$src/tests/cluster/hostinfo.c" || exit 1
 passed=0 failed=0
-failures=()  # fail_line TEXT: says FAIL: TEXT; the summary names them again
-fail_line() { echo "FAIL: $1"; failures+=("$1"); }
+failures=()  # fail_line TEXT: counts a failure and says FAIL: TEXT; the summary names them again
+fail_line() { failed=$((failed + 1)); echo "FAIL: $1"; failures+=("$1"); }
 result() {  # result NAME RC LOG
     if [ "$2" -eq 0 ]; then
         passed=$((passed + 1)); echo "PASS: $1"
     else
-        failed=$((failed + 1)); fail_line "$1"; tail -n 30 "$3" | sed 's/^/    /'
+        fail_line "$1"; tail -n 30 "$3" | sed 's/^/    /'
     fi
 }
 topoar=(--mca mca_base_component_path "$path" --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}"
@@ -256,7 +256,7 @@ for c in "${clusters[@]}"; do
 done
 
 left=$(ip netns list | grep -c "topoar-$name" || true)
-[ "$left" -eq 0 ] || { fail_line "namespaces left behind"; failed=$((failed + 1)); }
+[ "$left" -eq 0 ] || fail_line "namespaces left behind"
 echo "run-cluster-tests: took $SECONDS s"
 echo "run-cluster-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] || printf "run-cluster-tests: failed: %s\n" "${failures[@]}"

@@ -40,15 +40,15 @@ fakeenv=(-x LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" -x FAKE
          -x FAKECUDA_CHECK_LEAKS=1)
 
 passed=0 failed=0
-failures=()  # fail_line TEXT: says FAIL: TEXT; the summary names them again
-fail_line() { echo "FAIL: $1"; failures+=("$1"); }
+failures=()  # fail_line TEXT: counts a failure and says FAIL: TEXT; the summary names them again
+fail_line() { failed=$((failed + 1)); echo "FAIL: $1"; failures+=("$1"); }
 check() {  # check NAME PATTERN COMMAND...: exit 0 and output matching PATTERN
     local name=$1 pattern=$2; shift 2
     local log="$logdir/run.log" t0=$SECONDS
     if "$@" >"$log" 2>&1 && grep -qE -- "$pattern" "$log"; then
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
     else
-        failed=$((failed + 1)); fail_line "$name"; grep -v "^run case" "$log" | tail -n 25 | sed 's/^/    /'
+        fail_line "$name"; grep -v "^run case" "$log" | tail -n 25 | sed 's/^/    /'
     fi
 }
 
@@ -58,7 +58,7 @@ check2() {  # check2 NAME PATTERN1 PATTERN2 COMMAND...: exit 0 and output matchi
     if "$@" >"$log" 2>&1 && grep -qE -- "$p1" "$log" && grep -qE -- "$p2" "$log"; then
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
     else
-        failed=$((failed + 1)); fail_line "$name"; grep -v "^run case" "$log" | tail -n 25 | sed 's/^/    /'
+        fail_line "$name"; grep -v "^run case" "$log" | tail -n 25 | sed 's/^/    /'
     fi
 }
 
@@ -67,7 +67,7 @@ check "real CUDA without a device: GPU path off, host results unchanged" \
     "GPU path off: no usable CUDA device.*|0 failed" \
     "${mpi[@]}" -np 2 --mca coll_topoar_verbose 10 "$bin" --quick
 grep -q "GPU path off: no usable CUDA device" "$logdir/run.log" ||
-    { failed=$((failed + 1)); fail_line "the real runtime's missing device was not reported"; }
+    { fail_line "the real runtime's missing device was not reported"; }
 
 # 2. The fake runtime, one host.
 check "fake: the GPU path is on" "GPU path on .*NCCL" \
@@ -184,11 +184,11 @@ check2 "fake: coll_topoar_cuda_aware_mpi always, host-accessible device memory: 
 log="$logdir/unstaged.log"
 if timeout -k 10 120 "${mpi[@]}" "${fakeenv[@]}" "${down[@]}" -np 2 --mca coll_topoar_cuda_aware_mpi always \
     "$bin" --quick --device >"$log" 2>&1; then
-    failed=$((failed + 1)); fail_line "cuda_aware_mpi always with PROT_NONE device memory: the job passed (staged?)"
+    fail_line "cuda_aware_mpi always with PROT_NONE device memory: the job passed (staged?)"
 elif grep -qE "signal 11|Segmentation fault" "$log"; then
     passed=$((passed + 1)); echo "PASS: cuda_aware_mpi always with PROT_NONE device memory: the previous module faults"
 else
-    failed=$((failed + 1)); fail_line "cuda_aware_mpi always with PROT_NONE device memory: failed, but not by a fault"
+    fail_line "cuda_aware_mpi always with PROT_NONE device memory: failed, but not by a fault"
     tail -n 15 "$log" | sed 's/^/    /'
 fi
 
@@ -211,10 +211,10 @@ for cache in 1 0; do
         if { [ $cache = 1 ] && [ "$q" -lt 200 ]; } || { [ $cache = 0 ] && [ "$q" -ge 4000 ]; }; then
             passed=$((passed + 1)); echo "PASS: fake: mem_type_cache $cache: $q pointer queries for 2 x 2000 host calls"
         else
-            failed=$((failed + 1)); fail_line "fake: mem_type_cache $cache: $q pointer queries for 2 x 2000 host calls"
+            fail_line "fake: mem_type_cache $cache: $q pointer queries for 2 x 2000 host calls"
         fi
     else
-        failed=$((failed + 1)); fail_line "fake: soak with mem_type_cache $cache"; tail -5 "$log"
+        fail_line "fake: soak with mem_type_cache $cache"; tail -5 "$log"
     fi
 done
 
@@ -241,7 +241,7 @@ elif [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v tc >/dev/null;
             --mca coll_topoar_nccl 0 "${fakeenv[@]}" "$bin" --quick --device --expect-topoar --expect-path staged
         "$tc" down --name "$name" >/dev/null 2>&1
     else
-        failed=$((failed + 1)); fail_line "emulated cluster up"; tail -5 "$logdir/up.log"
+        fail_line "emulated cluster up"; tail -5 "$logdir/up.log"
     fi
 else
     echo "SKIP: emulated cluster (needs root, ip, tc)"

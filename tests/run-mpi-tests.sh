@@ -22,8 +22,8 @@ mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
      --mca coll "${TOPOAR_TEST_COLL:-topoar,tuned,libnbc,basic,self}")
 
 passed=0 failed=0
-failures=()  # fail_line TEXT: says FAIL: TEXT; the summary names them again
-fail_line() { echo "FAIL: $1"; failures+=("$1"); }
+failures=()  # fail_line TEXT: counts a failure and says FAIL: TEXT; the summary names them again
+fail_line() { failed=$((failed + 1)); echo "FAIL: $1"; failures+=("$1"); }
 # check NAME COMMAND...: runs it, passes when it exits 0.
 check() {
     local name=$1; shift
@@ -34,7 +34,7 @@ check() {
     if [ $rc -eq 0 ]; then
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
     else  # exit 124 or 137 from timeout: it hung
-        failed=$((failed + 1)); fail_line "$name (exit $rc after $((SECONDS - t0)) s)"; tail -n 25 "$log" | sed 's/^/    /'
+        fail_line "$name (exit $rc after $((SECONDS - t0)) s)"; tail -n 25 "$log" | sed 's/^/    /'
     fi
 }
 # expect_output NAME PATTERN COMMAND...: passes when it exits 0 and prints PATTERN.
@@ -44,7 +44,7 @@ expect_output() {
     if "$@" >"$log" 2>&1 && grep -qE -- "$pattern" "$log"; then
         passed=$((passed + 1)); echo "PASS: $name"
     else
-        failed=$((failed + 1)); fail_line "$name (wanted /$pattern/)"; tail -n 25 "$log" | sed 's/^/    /'
+        fail_line "$name (wanted /$pattern/)"; tail -n 25 "$log" | sed 's/^/    /'
     fi
 }
 

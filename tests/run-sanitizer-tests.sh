@@ -148,8 +148,8 @@ verdict() {
 }
 
 passed=0 failed=0
-failures=()  # fail_line TEXT: says FAIL: TEXT; the summary names them again
-fail_line() { echo "FAIL: $1"; failures+=("$1"); }
+failures=()  # fail_line TEXT: counts a failure and says FAIL: TEXT; the summary names them again
+fail_line() { failed=$((failed + 1)); echo "FAIL: $1"; failures+=("$1"); }
 # check NAME PATTERN COMMAND...: exits 0, prints PATTERN, sanitizers silent.
 check() {
     local name=$1 pattern=$2; shift 2
@@ -169,7 +169,7 @@ check() {
     if [ $ok = 1 ]; then
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
     else
-        failed=$((failed + 1)); fail_line "$name"
+        fail_line "$name"
         head -n 60 "$tmp/verdict"
         grep -vE "^\s*$" "$out" | tail -n 15 | sed 's/^/    /'
     fi

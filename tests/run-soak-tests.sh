@@ -28,8 +28,8 @@ mpi=("$mpirun" --allow-run-as-root --oversubscribe --bind-to none
      -x GLIBC_TUNABLES=glibc.malloc.tcache_count=0)
 
 passed=0 failed=0
-failures=()  # fail_line TEXT: says FAIL: TEXT; the summary names them again
-fail_line() { echo "FAIL: $1"; failures+=("$1"); }
+failures=()  # fail_line TEXT: counts a failure and says FAIL: TEXT; the summary names them again
+fail_line() { failed=$((failed + 1)); echo "FAIL: $1"; failures+=("$1"); }
 check() {  # check NAME COMMAND...: exits 0 and prints "0 failed"; the soak lines shown
     local name=$1; shift
     local log="$logdir/run.log" t0=$SECONDS
@@ -37,7 +37,7 @@ check() {  # check NAME COMMAND...: exits 0 and prints "0 failed"; the soak line
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
         grep -E "^soak: .*(cycles|allreduces): [0-9]+ in" "$log" | sed 's/^/    /'
     else
-        failed=$((failed + 1)); fail_line "$name"; tail -n 25 "$log" | sed 's/^/    /'
+        fail_line "$name"; tail -n 25 "$log" | sed 's/^/    /'
     fi
 }
 

@@ -30,15 +30,15 @@ if grep -q "^SKIP" "$out"; then
 fi
 
 passed=0 failed=0
-failures=()  # fail_line TEXT: says FAIL: TEXT; the summary names them again
-fail_line() { echo "FAIL: $1"; failures+=("$1"); }
+failures=()  # fail_line TEXT: counts a failure and says FAIL: TEXT; the summary names them again
+fail_line() { failed=$((failed + 1)); echo "FAIL: $1"; failures+=("$1"); }
 check() {  # check NAME COMMAND...: exits 0 and prints " 0 failed"
     local name=$1; shift
     local log="$logdir/run.log" t0=$SECONDS
     if "$@" >"$log" 2>&1 && grep -q " 0 failed" "$log"; then
         passed=$((passed + 1)); echo "PASS: $name ($((SECONDS - t0)) s)"
     else
-        failed=$((failed + 1)); fail_line "$name"; tail -n 25 "$log" | sed 's/^/    /'
+        fail_line "$name"; tail -n 25 "$log" | sed 's/^/    /'
     fi
 }
 sn0=(--mca coll_topoar_single_node_fallback 0)
