@@ -281,7 +281,15 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
         std::size_t seg_elems = segment_bytes / elem_size;
         if (segment_bytes && seg_elems == 0) seg_elems = 1;
         const std::size_t flight = mem == MemType::host ? flight_bytes_for(units_.flight_size, selection_.shape().nodes) : 0;
-        prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size, flight);
+        // Peers on other hosts: under the flight bound their sends are credited.
+        std::vector<char> remote;
+        if (flight) {
+            remote.assign(static_cast<std::size_t>(topology_.num_ranks()), 0);
+            const int home = topology_.node_of_rank(rank_);
+            for (int r = 0; r < topology_.num_ranks(); ++r)
+                remote[static_cast<std::size_t>(r)] = topology_.node_of_rank(r) != home;
+        }
+        prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size, flight, &remote);
         if (mem == MemType::host && fast_eligible(prepared->program, count * elem_size))
             prepared->fast = compile_fast(prepared->program, elem_size);
         return Status::ok();

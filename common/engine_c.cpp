@@ -106,6 +106,10 @@ public:
     Status isend(const void* buf, std::size_t bytes, int peer, Request* req) override {
         return check(t_.isend(t_.ctx, buf, bytes, peer, req), "isend", peer);
     }
+    Status issend(const void* buf, std::size_t bytes, int peer, Request* req) override {
+        if (!t_.issend) return isend(buf, bytes, peer, req);
+        return check(t_.issend(t_.ctx, buf, bytes, peer, req), "issend", peer);
+    }
     Status irecv(void* buf, std::size_t bytes, int peer, Request* req) override {
         return check(t_.irecv(t_.ctx, buf, bytes, peer, req), "irecv", peer);
     }

@@ -88,6 +88,9 @@ typedef struct topoar_transport {
     /* ends a posted request that will not be waited for (after a failure):
      * cancel it where possible and free it; NULL: the engine calls wait */
     int (*cancel)(void *ctx, void **req);
+    /* a synchronous send: complete once the receiver has matched it (the
+     * PML's synchronous mode); NULL: the engine uses isend */
+    int (*issend)(void *ctx, const void *buf, size_t bytes, int peer, void **req);
 } topoar_transport_t;
 
 /* inout[i] = in[i] (op) inout[i] for count elements */

@@ -39,6 +39,16 @@ static int pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **
                               (ompi_request_t **) req));
 }
 
+/* Synchronous: complete once the receiver matched it; the executor's sends
+ * across hosts under the flight bound (exec/schedule_policy.hpp,
+ * kMinSendCredit). */
+static int pml_issend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
+{
+    return MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, ((pml_ctx_t *) ctx)->tag,
+                              MCA_PML_BASE_SEND_SYNCHRONOUS, ((pml_ctx_t *) ctx)->comm,
+                              (ompi_request_t **) req));
+}
+
 static int pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
 {
     return MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, ((pml_ctx_t *) ctx)->tag,
@@ -150,7 +160,7 @@ static void op_reduce(void *ctx, const void *in, void *inout, size_t count)
 
 void mca_coll_topoar_pml_transport(mca_coll_topoar_pml_ctx_t *ctx, topoar_transport_t *out)
 {
-    topoar_transport_t t = {ctx, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel};
+    topoar_transport_t t = {ctx, pml_isend, pml_irecv, pml_wait, pml_test, pml_progress, pml_cancel, pml_issend};
     *out = t;
 }
 

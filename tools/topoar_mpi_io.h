@@ -87,6 +87,7 @@ static void topoar_mpi_setup_io(MPI_Comm *comm, topoar_transport_t *t, topoar_se
     t->test = topoar_mpi_test;
     t->progress = topoar_mpi_progress;
     t->cancel = topoar_mpi_cancel;
+    t->issend = NULL; /* the engine then uses isend */
     io->transport = t;
     io->ctx = comm;
     io->allgather = topoar_mpi_allgather;

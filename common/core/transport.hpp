@@ -17,6 +17,11 @@ public:
     using Request = void*;
     virtual ~Transport() = default;
     virtual Status isend(const void* buf, std::size_t bytes, int peer, Request* req) = 0;
+    // A synchronous send: done once the receiver has matched it (MPI's
+    // issend), so its data has reached the peer.  The default is isend.
+    virtual Status issend(const void* buf, std::size_t bytes, int peer, Request* req) {
+        return isend(buf, bytes, peer, req);
+    }
     virtual Status irecv(void* buf, std::size_t bytes, int peer, Request* req) = 0;
     virtual Status wait(Request* req) = 0;
     // Non-blocking and cheap: *done is set when the request completed (it

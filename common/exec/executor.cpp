@@ -50,7 +50,10 @@ public:
     void post_send(std::uint32_t i) override {
         if (!error_.is_ok()) return;
         const auto& s = prog_->steps[i];
-        if (note(t_->isend(buf_ + s.offset * elem_, s.count * elem_, s.peer, &ex_.req_[i]), i, "isend")) {
+        const void* data = buf_ + s.offset * elem_;
+        const std::size_t bytes = s.count * elem_;
+        if (note(s.sync ? t_->issend(data, bytes, s.peer, &ex_.req_[i]) : t_->isend(data, bytes, s.peer, &ex_.req_[i]),
+                 i, s.sync ? "issend" : "isend")) {
             ex_.live_[i] = 1;
             ex_.queue_[s.chan].push_back(i);
         }

@@ -103,13 +103,20 @@ const char* to_string(ScheduleEvent::Kind k) {
 }
 
 ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size,
-                             std::size_t flight_bytes) {
+                             std::size_t flight_bytes, const std::vector<char>* remote) {
     ExecProgram prog;
     const std::size_t seg = step_elems(segment_elems, elem_size);
 
     // The window: the most this rank sends to one peer in one round.
     prog.window = flight_window(flight_bytes, flight_bytes ? max_round_peer_bytes(schedule, elem_size) : 0,
                                 flight_bytes ? max_message_bytes(schedule, elem_size) : 0);
+    // Across hosts under a flight bound, sends to a peer on another host are
+    // synchronous and at most send_credit of them are posted at once.
+    if (flight_bytes && remote) {
+        const std::size_t step_bytes = seg * elem_size;
+        prog.send_credit = static_cast<int>(std::max<std::size_t>(
+            kMinSendCredit, step_bytes ? std::min<std::size_t>(flight_bytes / step_bytes, kMaxSendCredit) : kMinSendCredit));
+    }
 
     // Steps, and the largest amount any one round receives.
     std::size_t max_round_recv = 0;
@@ -126,6 +133,8 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
                 s.round = r;
                 s.offset = op.offset + done;
                 s.count = std::min(seg, op.count - done);
+                s.sync = prog.send_credit > 0 && op.kind == OpKind::send && op.peer >= 0 &&
+                         static_cast<std::size_t>(op.peer) < remote->size() && (*remote)[static_cast<std::size_t>(op.peer)];
                 if (is_recv(s.kind)) {
                     s.slot = round_recv[static_cast<std::size_t>(r)];
                     round_recv[static_cast<std::size_t>(r)] += s.count;
@@ -229,6 +238,8 @@ void SchedulePolicy::clear() {
     dependents_.clear();
     round_start_.clear();
     round_left_.clear();
+    chan_out_.clear();
+    chan_credit_.clear();
     ranks_.clear();
     work_.clear();
     driver_ = nullptr;
@@ -260,6 +271,7 @@ Status SchedulePolicy::add_rank(const ExecProgram& prog) {
     int max_peer = -1;
     for (const auto& st : prog.steps) max_peer = std::max(max_peer, st.peer);
     last_send_.assign(static_cast<std::size_t>(max_peer + 1), kNone);
+    peer_chan_.assign(static_cast<std::size_t>(max_peer + 1), kNone);
     cnt_.assign(n + 1, 0);
     std::uint64_t all = dep_off_.back();
     for (std::size_t i = 0; i < n; ++i) {
@@ -272,6 +284,13 @@ Status SchedulePolicy::add_rank(const ExecProgram& prog) {
         d.deps_left = static_cast<std::uint32_t>(st.deps.size());
         const std::uint32_t g = base + static_cast<std::uint32_t>(i);
         if (st.kind == OpKind::send) {
+            std::uint32_t& chan = peer_chan_[static_cast<std::size_t>(st.peer)];
+            if (chan == kNone) {
+                chan = static_cast<std::uint32_t>(chan_out_.size());
+                chan_out_.push_back(0);
+                chan_credit_.push_back(st.sync ? static_cast<std::uint32_t>(prog.send_credit) : 0);
+            }
+            d.chan = chan;
             std::uint32_t& last = last_send_[static_cast<std::size_t>(st.peer)];
             if (last == kNone)
                 d.in_order = true;
@@ -340,6 +359,7 @@ void SchedulePolicy::post_send(std::uint32_t g) {
     while (true) {
         Step& s = steps_[g];
         s.state = State::posted;
+        ++chan_out_[s.chan];
         note(ScheduleEvent::post_send, g);
         driver_->post_send(g);
         const std::uint32_t next = steps_[g].next_send;
@@ -370,6 +390,14 @@ void SchedulePolicy::try_apply(std::uint32_t g) {
 
 void SchedulePolicy::send_done(std::uint32_t g) {
     note(ScheduleEvent::send_done, g);
+    --chan_out_[steps_[g].chan];
+    // A credit freed: the first send to the same peer not posted yet may go
+    // (the ones between are posted: sends to a peer go in order).
+    if (chan_credit_[steps_[g].chan]) {
+        std::uint32_t h = steps_[g].next_send;
+        while (h != kNone && steps_[h].state != State::waiting) h = steps_[h].next_send;
+        if (h != kNone && sendable(h)) post_send(h);
+    }
     work_.push_back(g);
     if (!draining_) drain();
 }

@@ -83,6 +83,18 @@ constexpr std::size_t kPipelinedRound = 4;
 constexpr int kPipelinedWindow = 2;
 int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes, std::size_t largest_message = 0);
 
+// Send credit across hosts (ExecProgram::send_credit).  A send the
+// transport has taken is not yet on the wire: TCP queues what a round posts
+// in the socket, and each connection's window grows until the link's queue
+// drops.  On a 1 Gbit/s link whose queue holds 1 ms of traffic
+// (--queue-latency 1ms, 64 KiB bucket) a tree dropped thousands of packets
+// and ran 2-3x slower than han at 2-8 MiB; a synchronous send completes
+// once the receiver has matched it, so two such sends per peer keep what
+// one rank has in flight to one peer within two steps (docs/large-messages.md,
+// "Shallow queues").
+constexpr std::size_t kMinSendCredit = 2;
+constexpr std::size_t kMaxSendCredit = 64;
+
 // Whether rounds of `round_peer_bytes` to one peer, whose messages are at
 // most `largest_message`, are a few pipelining units under `flight_bytes`
 // (more than the bound, each message within it, at most kPipelinedRound x
@@ -150,6 +162,7 @@ struct ExecProgram {
         std::size_t offset, count;       // elements
         std::size_t slot = 0;            // scratch offset (elements), receives
         std::uint32_t chan = 0;          // (peer, send or receive): see channels
+        bool sync = false;               // send: synchronous, under send_credit
         std::vector<std::uint32_t> deps; // steps that must be finished first
     };
     std::vector<Step> steps;             // schedule order
@@ -157,6 +170,12 @@ struct ExecProgram {
     std::size_t scratch_elems = 0;
     // Rounds open at once (flight_window; kWindowRounds without a bound).
     int window = kWindowRounds;
+    // Under a flight bound, sends to a peer on another host (`remote` of
+    // compile_schedule) are synchronous (done once the receiver matched
+    // them, so done means delivered) and at most send_credit of them are
+    // posted at once: flight_bytes / the step size, at least
+    // kMinSendCredit (0: no bound, every send standard).
+    int send_credit = 0;
     // Receives that land straight in the buffer: copies with no dependency
     // (nothing earlier reads or writes their range).
     std::vector<char> direct;
@@ -169,8 +188,10 @@ struct ExecProgram {
 };
 
 // flight_bytes: the flight bound (flight_bytes_for); 0 keeps kWindowRounds.
+// remote[peer] != 0: the peer is on another host (nullptr: none is); with a
+// flight bound, sends to it are synchronous and credited (send_credit).
 ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_elems, std::size_t elem_size,
-                             std::size_t flight_bytes = 0);
+                             std::size_t flight_bytes = 0, const std::vector<char>* remote = nullptr);
 
 // What the policy asks of whoever moves the data.  Steps are numbered by
 // SchedulePolicy (first_step(rank) + index in the rank's ExecProgram).
@@ -238,6 +259,7 @@ private:
     struct Step {
         std::uint32_t next_send = 0;  // send: the rank's next send to the same peer (kNone)
         std::uint32_t deps_left = 0;  // dependencies not finished yet
+        std::uint32_t chan = 0;       // send: its (rank, peer) in chan_out_
         std::int32_t round = 0;       // the rank's round index
         std::int32_t rank = 0;
         OpKind kind = OpKind::send;
@@ -255,8 +277,9 @@ private:
 
     bool sendable(std::uint32_t g) const {
         const Step& s = steps_[g];
-        return s.state == State::waiting && s.in_order && s.deps_left == 0 &&
-               s.round < ranks_[static_cast<std::size_t>(s.rank)].cur + ranks_[static_cast<std::size_t>(s.rank)].window;
+        const Rank& rk = ranks_[static_cast<std::size_t>(s.rank)];
+        return s.state == State::waiting && s.in_order && s.deps_left == 0 && s.round < rk.cur + rk.window &&
+               (chan_credit_[s.chan] == 0 || chan_out_[s.chan] < chan_credit_[s.chan]);
     }
     void enter_round(int rank, int round);
     void post_send(std::uint32_t g);
@@ -275,7 +298,10 @@ private:
     std::vector<std::uint32_t> round_start_, round_left_;
     std::vector<Rank> ranks_;
     std::vector<std::uint32_t> work_;  // steps finishing now
-    std::vector<std::uint32_t> last_send_, cnt_;  // add_rank scratch
+    // Per (rank, peer) of its sends: posted and not done; the most allowed
+    // (ExecProgram::send_credit where the sends are synchronous, else 0: no bound).
+    std::vector<std::uint32_t> chan_out_, chan_credit_;
+    std::vector<std::uint32_t> last_send_, peer_chan_, cnt_;  // add_rank scratch
     ScheduleDriver* driver_ = nullptr;
     bool draining_ = false;
     std::vector<ScheduleEvent>* trace_ = nullptr;

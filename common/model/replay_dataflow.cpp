@@ -96,8 +96,14 @@ Status DataflowReplay::build_dataflow() {
     policy_.clear();
     policy_.set_trace(trace_);
     std::vector<std::vector<std::uint32_t>> box_sends, box_recvs;  // per box, in schedule order
+    std::vector<char> remote;
     for (int r = 0; r < p; ++r) {
-        ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_, flight);
+        if (flight) {  // as Engine::plan_for: peers on other hosts
+            const Topology& topo = net_.topology();
+            remote.assign(static_cast<std::size_t>(p), 0);
+            for (int q = 0; q < p; ++q) remote[static_cast<std::size_t>(q)] = topo.node_of_rank(q) != topo.node_of_rank(r);
+        }
+        ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_, flight, &remote);
         const std::uint32_t base = static_cast<std::uint32_t>(steps_.size());
         if (!policy_.add_rank(prog).is_ok()) return Status::invalid("cost model: too many step dependencies to simulate");
         for (std::size_t i = 0; i < prog.steps.size(); ++i) {
@@ -210,6 +216,10 @@ void DataflowReplay::drained(int box_id, int m, double t) {
     if (steps_[g].partner != kNone)
         net_.push(t + net_.box(box_id).latency, kArrive, steps_[g].partner);
     now_ = t;
+    // A synchronous send (ExecProgram::Step::sync) is done here too: the
+    // receiver's match answer, a path latency there and one back, is not
+    // modelled (it moved auto's tables where links are slow to small
+    // segments; the pair's wire sends one message after the other anyway).
     policy_.send_done(g);
 }
 

@@ -72,6 +72,11 @@ public:
     Status isend(const void*, std::size_t bytes, int peer, Request* req) override {
         return post(sends_, next_send_, ScheduleEvent::post_send, bytes, peer, req);
     }
+    Status issend(const void* buf, std::size_t bytes, int peer, Request* req) override {
+        Status s = isend(buf, bytes, peer, req);
+        if (s) synced_.push_back(posted_.back().step);
+        return s;
+    }
     Status irecv(void*, std::size_t bytes, int peer, Request* req) override {
         return post(recvs_, next_recv_, ScheduleEvent::post_recv, bytes, peer, req);
     }
@@ -100,6 +105,7 @@ public:
     }
 
     const std::vector<ScheduleEvent>& posted() const { return posted_; }
+    const std::vector<std::uint32_t>& synced() const { return synced_; }  // steps sent by issend
     int live() const { return live_; }
 
 private:
@@ -124,6 +130,7 @@ private:
     std::vector<std::size_t> next_send_, next_recv_;
     const ExecProgram& prog_;
     std::vector<ScheduleEvent> posted_;
+    std::vector<std::uint32_t> synced_;
     int live_ = 0;
     long idle_ = 0;
 };
@@ -132,6 +139,14 @@ class NullReducer final : public Reducer {
 public:
     void reduce(const void*, void*, std::size_t) override {}
 };
+
+// remote[q] != 0: rank q is on another host than rank r (as the engine and
+// the model pass it to compile_schedule).
+std::vector<char> remote_of(const Topology& topo, int r) {
+    std::vector<char> remote(static_cast<std::size_t>(topo.num_ranks()));
+    for (int q = 0; q < topo.num_ranks(); ++q) remote[static_cast<std::size_t>(q)] = topo.node_of_rank(q) != topo.node_of_rank(r);
+    return remote;
+}
 
 // Replays every rank of `plan` on the executor against the model's record;
 // returns the number of events compared.
@@ -149,7 +164,9 @@ std::size_t expect_same_decisions(const Topology& topo, const Plan& plan, const 
             if (e.rank == r) mine.push_back(ScheduleEvent{e.kind, 0, e.step});
         const std::size_t flight =
             flight_bytes_for(params.flight_bytes, static_cast<int>(topo.nodes_at(Level::node).size()));
-        ExecProgram prog = compile_schedule(plan.of(r), segment_elems_of(params.segment_bytes, elem), elem, flight);
+        const std::vector<char> remote = remote_of(topo, r);
+        ExecProgram prog =
+            compile_schedule(plan.of(r), segment_elems_of(params.segment_bytes, elem), elem, flight, &remote);
         std::vector<ScheduleEvent> exec;
         ScriptedTransport t(prog, plan.nranks, mine, exec);
         NullReducer red;
@@ -168,6 +185,11 @@ std::size_t expect_same_decisions(const Topology& topo, const Plan& plan, const 
         for (const auto& e : exec)
             if (e.kind == ScheduleEvent::post_send || e.kind == ScheduleEvent::post_recv) posts.push_back(e);
         if (posts != t.posted()) fail_msg("%s, rank %d: the transport saw other posts than recorded", what, r);
+        // Synchronous exactly where the program says (sends to other hosts under a credit).
+        std::vector<std::uint32_t> sync_steps;
+        for (const auto& e : exec)
+            if (e.kind == ScheduleEvent::post_send && prog.steps[e.step].sync) sync_steps.push_back(e.step);
+        if (sync_steps != t.synced()) fail_msg("%s, rank %d: other sends synchronous than the program's", what, r);
         compared += mine.size();
         for (std::size_t i = 0; i + 1 < mine.size(); ++i)
             if (mine[i].kind == ScheduleEvent::post_recv && mine[i + 1].kind == ScheduleEvent::arrived &&
@@ -364,6 +386,66 @@ void test_link_unit(void**) {
     assert_int_equal(link_unit(std::size_t(2) << 20, 1.25e9, t), std::size_t(2) << 20);  // never below the unit
 }
 
+// The send credit: under a flight bound, sends to a peer on another host
+// are synchronous and at most send_credit of them (flight / step size, at
+// least kMinSendCredit) are posted and not done at once; sends within a
+// host are neither.  Checked on the model's record, which the executor's
+// equals (test_fixtures_same_decisions).
+void test_send_credit(void** state) {
+    (void)state;
+    const std::size_t elem = 8;
+    const Topology topo = cluster_2_3();
+    for (Algorithm alg : kAlgs) {
+        const Plan plan = plan_of(alg, topo, 40000, 1024);
+        for (std::size_t flight : {std::size_t(0), std::size_t(8192), std::size_t(65536)}) {
+            CostParams p = zero_gamma();
+            p.segment_bytes = 4096;
+            p.flight_bytes = flight;
+            const std::size_t credit = flight ? std::max<std::size_t>(kMinSendCredit, flight / 4096) : 0;
+            std::vector<ScheduleEvent> model;
+            Prediction pred;
+            Status st = predict(topo, plan, elem, p, &pred, &model);
+            if (!st) fail_msg("%s: %s", algorithm_name(alg), st.message().c_str());
+            std::size_t remote_sends = 0, most = 0;
+            for (int r = 0; r < plan.nranks; ++r) {
+                const std::vector<char> remote = remote_of(topo, r);
+                const ExecProgram prog = compile_schedule(plan.of(r), 4096 / elem, elem, flight, &remote);
+                assert_int_equal(prog.send_credit, static_cast<int>(credit));
+                std::vector<std::size_t> out(static_cast<std::size_t>(plan.nranks), 0);
+                for (const auto& e : model) {
+                    if (e.rank != r) continue;
+                    const auto& step = prog.steps[e.step];
+                    if (step.kind != OpKind::send) continue;
+                    const bool far = remote[static_cast<std::size_t>(step.peer)] != 0;
+                    assert_int_equal(step.sync, far && flight > 0);
+                    if (!step.sync) continue;
+                    std::size_t& o = out[static_cast<std::size_t>(step.peer)];
+                    if (e.kind == ScheduleEvent::post_send) {
+                        ++remote_sends;
+                        most = std::max(most, ++o);
+                        if (o > credit) fail_msg("%s, rank %d: %zu sends to %d posted at once, credit %zu",
+                                                 algorithm_name(alg), r, o, step.peer, credit);
+                    } else if (e.kind == ScheduleEvent::send_done) {
+                        --o;
+                    }
+                }
+            }
+            if (flight) {
+                assert_true(remote_sends > 0);
+                if (flight == 8192 && alg != Algorithm::leader) assert_int_equal(most, credit);  // the bound binds
+            } else {
+                assert_int_equal(remote_sends, 0);
+            }
+        }
+    }
+    // No remote peers given, or whole transfers: the credit's floor.
+    const Plan plan = plan_of(Algorithm::ring, topo, 4000, 0);
+    assert_int_equal(compile_schedule(plan.of(0), 512, elem, 8192).send_credit, 0);
+    const std::vector<char> remote = remote_of(topo, 0);
+    assert_int_equal(compile_schedule(plan.of(0), 0, elem, 8192, &remote).send_credit, static_cast<int>(kMinSendCredit));
+    assert_int_equal(compile_schedule(plan.of(0), 512, elem, 1 << 30, &remote).send_credit, static_cast<int>(kMaxSendCredit));
+}
+
 void test_flight_window(void** state) {
     (void)state;
     assert_int_equal(flight_window(0, 4096), kWindowRounds);
@@ -431,6 +513,7 @@ void test_flight_window(void** state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flight_window),
+        cmocka_unit_test(test_send_credit),
         cmocka_unit_test(test_link_unit),
         cmocka_unit_test(test_fixtures_same_decisions),
         cmocka_unit_test(test_random_orders_same_decisions),
