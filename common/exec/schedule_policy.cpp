@@ -112,10 +112,22 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
                                 flight_bytes ? max_message_bytes(schedule, elem_size) : 0);
     // Across hosts under a flight bound, sends to a peer on another host are
     // synchronous and at most send_credit of them are posted at once.
+    // Only a peer this rank sends at least kCreditFlights x the bound in the
+    // call (`credited`): a few segments cannot fill a queue, and under a
+    // credit each waits for the answers of the ones before it.
+    std::vector<char> credited;
     if (flight_bytes && remote) {
         const std::size_t step_bytes = seg * elem_size;
         prog.send_credit = static_cast<int>(std::max<std::size_t>(
             kMinSendCredit, step_bytes ? std::min<std::size_t>(flight_bytes / step_bytes, kMaxSendCredit) : kMinSendCredit));
+        std::vector<std::size_t> to_peer(remote->size(), 0);
+        for (const Round& round : schedule.rounds)
+            for (const Op& op : round.ops)
+                if (op.kind == OpKind::send && op.peer >= 0 && static_cast<std::size_t>(op.peer) < to_peer.size())
+                    to_peer[static_cast<std::size_t>(op.peer)] += op.count * elem_size;
+        credited.assign(remote->size(), 0);
+        for (std::size_t q = 0; q < to_peer.size(); ++q)
+            credited[q] = (*remote)[q] && to_peer[q] >= kCreditFlights * flight_bytes;
     }
 
     // Steps, and the largest amount any one round receives.
@@ -133,8 +145,8 @@ ExecProgram compile_schedule(const RankSchedule& schedule, std::size_t segment_e
                 s.round = r;
                 s.offset = op.offset + done;
                 s.count = std::min(seg, op.count - done);
-                s.sync = prog.send_credit > 0 && op.kind == OpKind::send && op.peer >= 0 &&
-                         static_cast<std::size_t>(op.peer) < remote->size() && (*remote)[static_cast<std::size_t>(op.peer)];
+                s.sync = op.kind == OpKind::send && op.peer >= 0 && static_cast<std::size_t>(op.peer) < credited.size() &&
+                         credited[static_cast<std::size_t>(op.peer)];
                 if (is_recv(s.kind)) {
                     s.slot = round_recv[static_cast<std::size_t>(r)];
                     round_recv[static_cast<std::size_t>(r)] += s.count;
