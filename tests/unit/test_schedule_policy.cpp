@@ -396,7 +396,7 @@ void test_send_credit(void** state) {
     (void)state;
     const std::size_t elem = 8;
     const Topology topo = cluster_2_3();
-    std::size_t small_total = 0;
+    std::size_t small_total = 0, cases = 0;
     for (Algorithm alg : kAlgs) {
         const Plan plan = plan_of(alg, topo, 100000, 1024);
         for (std::size_t flight : {std::size_t(0), std::size_t(8192), std::size_t(65536)}) {
@@ -441,6 +441,7 @@ void test_send_credit(void** state) {
             std::printf("  %s, flight %zu: %zu credited sends, %zu not (too few bytes)\n", algorithm_name(alg), flight,
                         remote_sends, small_peers);
             small_total += small_peers;
+            ++cases;
             if (flight) {
                 if (flight == 8192) assert_true(remote_sends > 0);
                 if (flight == 8192 && alg != Algorithm::leader) assert_int_equal(most, credit);  // the bound binds
@@ -449,6 +450,7 @@ void test_send_credit(void** state) {
             }
         }
     }
+    assert_int_equal(cases, 5 * 3);
     assert_true(small_total > 0);  // the threshold acts somewhere
     // No remote peers given, or whole transfers: the credit's floor.
     const Plan plan = plan_of(Algorithm::ring, topo, 4000, 0);
