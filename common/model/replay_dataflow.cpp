@@ -96,12 +96,19 @@ Status DataflowReplay::build_dataflow() {
     policy_.clear();
     policy_.set_trace(trace_);
     std::vector<std::vector<std::uint32_t>> box_sends, box_recvs;  // per box, in schedule order
+    // As Engine::plan_for: under a flight bound, each rank's peers on other
+    // hosts (every rank's host looked up once, not once per pair).
+    std::vector<int> host;
     std::vector<char> remote;
+    if (flight) {
+        host.resize(static_cast<std::size_t>(p));
+        for (int q = 0; q < p; ++q) host[static_cast<std::size_t>(q)] = net_.topology().node_of_rank(q);
+    }
     for (int r = 0; r < p; ++r) {
-        if (flight) {  // as Engine::plan_for: peers on other hosts
-            const Topology& topo = net_.topology();
+        if (flight) {
             remote.assign(static_cast<std::size_t>(p), 0);
-            for (int q = 0; q < p; ++q) remote[static_cast<std::size_t>(q)] = topo.node_of_rank(q) != topo.node_of_rank(r);
+            for (int q = 0; q < p; ++q)
+                remote[static_cast<std::size_t>(q)] = host[static_cast<std::size_t>(q)] != host[static_cast<std::size_t>(r)];
         }
         ExecProgram prog = compile_schedule(plan_.ranks[static_cast<std::size_t>(r)], seg_elems, elem_size_, flight, &remote);
         const std::uint32_t base = static_cast<std::uint32_t>(steps_.size());
