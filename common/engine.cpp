@@ -10,6 +10,7 @@
 
 #include "core/units.hpp"
 #include "engine/call_operation.hpp"
+#include "exec/tcp_retransmissions.hpp"
 #include "planners/planners.hpp"
 
 namespace topoar {
@@ -226,7 +227,8 @@ bool Engine::timed(const PreparedCall& call) const {
 
 bool Engine::repeatable(const PreparedCall& call) const {
     return call.route == Route::host && call.mem == MemType::host && call.trial.cls < 0 &&
-           (call.check.cls < 0 || (call.check.decided && !call.check.watched)) && !timed(call);
+           (call.check.cls < 0 || (call.check.decided && !call.check.watched)) && !timed(call) &&
+           !call.watch_retransmissions;  // prepared again: the credit may be on by now
 }
 
 std::string Engine::describe_origin(const PreparedCall& call) {
@@ -290,6 +292,8 @@ Status Engine::plan_for(Algorithm alg, std::size_t count, std::size_t elem_size,
                 remote[static_cast<std::size_t>(r)] = topology_.node_of_rank(r) != home;
         }
         prepared->program = compile_schedule(prepared->plan.of(rank_), seg_elems, elem_size, flight, &remote);
+        prepared->credited = std::any_of(prepared->program.steps.begin(), prepared->program.steps.end(),
+                                         [](const ExecProgram::Step& st) { return st.sync; });
         if (mem == MemType::host && fast_eligible(prepared->program, count * elem_size))
             prepared->fast = compile_fast(prepared->program, elem_size);
         return Status::ok();
@@ -417,6 +421,17 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     // (exec/fast_executor.hpp), unless online adaptation times it.
     call->fast = plan_mem == MemType::host && (call->route == Route::host || call->route == Route::contest_host) &&
                  chunk == count && call->plan && call->plan->fast.usable() && !timed(*call);
+    // The send credit (coll_topoar_send_credit): auto holds a plan's
+    // synchronous sends to it once this process has seen its host
+    // retransmit during a call, and until then watches the calls it would
+    // hold (Engine::run).
+    const bool credited = (call->plan && call->plan->credited) || (call->tail_plan && call->tail_plan->credited);
+    switch (units_.send_credit) {
+    case SendCredit::never: call->credit = false; break;
+    case SendCredit::always: call->credit = true; break;
+    case SendCredit::automatic: call->credit = credit_retransmitted(); break;
+    }
+    call->watch_retransmissions = credited && !call->credit && units_.send_credit == SendCredit::automatic;
     if (call->route == Route::nccl_hier) {
         // Its own plan besides the built-in one.  Unsupported (no host
         // level) is an answer, alike on every rank: the built-in plan runs
@@ -488,15 +503,29 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
     const bool adapting = io && io->allgather && this->timed(call) && !first_run;
     const bool checking = io && io->allgather && call.check.timed;  // timed: undecided
     const bool timed = adapting || checking;
+    if (call.watch_retransmissions) watch_start();
     const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (!blocking_) blocking_.reset(new CallOperation);
     TOPOAR_TRY(blocking_->start(call, buf, transport, reducer));
     TOPOAR_TRY(run_to_end(*blocking_, transport));
+    const double elapsed =
+        timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : 0.0;
+    if (call.watch_retransmissions) note_retransmissions(call, watch_end());
     if (!timed) return Status::ok();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = elapsed;
     if (checking) TOPOAR_TRY(note_check(call, seconds, *io));
     if (!adapting) return Status::ok();
     return note_call_time(call, seconds, *io);
+}
+
+void Engine::note_retransmissions(const PreparedCall& call, std::int64_t retransmitted) {
+    if (retransmitted < kCreditRetransmits || credit_retransmitted()) return;
+    note_credit_retransmitted();
+    std::ostringstream os;
+    os << "this host's TCP retransmitted " << retransmitted << " segments up to an allreduce of "
+       << format_size(call.count * call.elem_size)
+       << ": sends to ranks on other hosts are credited from now on (coll_topoar_send_credit auto)\n";
+    notice_ += os.str();
 }
 
 Status Engine::run_device(const PreparedCall& call, void* buf, DeviceTransport& transport) {

@@ -91,6 +91,11 @@ struct PreparedCall {
     // online adaptation does not time: plan->fast runs it
     // (exec/fast_executor.hpp), bit-identical to the host executor.
     bool fast = false;
+    // The send credit (coll_topoar_send_credit): whether the plan's
+    // synchronous sends are held to it, and whether run() reads the host's
+    // TCP retransmissions around the call (auto until they were seen).
+    bool credit = true;
+    bool watch_retransmissions = false;
     std::size_t num_chunks() const {
         return chunk_count ? (count + chunk_count - 1) / chunk_count : 0;
     }
@@ -274,6 +279,11 @@ private:
     std::string notice_;           // take_notice(): the contest's and adaptation's news
     DeviceCaps device_caps_;
     PlanCache plans_;  // this communicator's plans (engine/plan_cache.hpp)
+    // Engine::run's watch of the host's TCP retransmissions around a call
+    // (PreparedCall::watch_retransmissions; watch_end's answer, -1: not
+    // read): kCreditRetransmits or more turn the process's send credit on
+    // (exec/tcp_retransmissions.hpp).
+    void note_retransmissions(const PreparedCall& call, std::int64_t retransmitted);
     std::string hier_why_;  // why the last nccl_hier call could not plan (PreparedCall::why)
     Status hier_plan_for(std::size_t count, std::size_t elem_size, std::size_t pipeline_bytes, HierHandle* out);
     // The operation blocking calls run in, reused (its scratch and

@@ -19,6 +19,9 @@
 
 namespace topoar {
 
+// coll_topoar_send_credit's values, in its keywords' order.
+enum class SendCredit { never = 0, automatic = 1, always = 2 };
+
 // The device cost model's parameters (model/device_model.hpp reads them).
 struct DeviceModel {
     // coll_topoar_gpu_link: a GPU's link to the node's GPU fabric.
@@ -75,6 +78,11 @@ struct EngineConfig {
     // pipeline in units of at most half of it (0: no bound, four rounds
     // open; exec/schedule_policy.hpp).
     std::size_t flight_size;
+    // coll_topoar_send_credit: whether sends to peers on other hosts under
+    // the flight bound are synchronous and credited (ExecProgram::send_credit):
+    // auto from the first call during which the host retransmitted
+    // (exec/tcp_retransmissions.hpp).
+    SendCredit send_credit;
     // coll_topoar_unit_time: across hosts on measured or described links,
     // the three above grow to what the slowest host link carries in this
     // time (seconds; 0: never): link_unit in exec/schedule_policy.hpp,

@@ -43,6 +43,7 @@ Status CallOperation::start_chunk() {
     const bool last_partial = chunk_ + 1 == chunks_ && call.tail_plan != nullptr;
     const CompiledPlan& p = last_partial ? *call.tail_plan : *call.plan;
     char* part = buf_ + chunk_ * call.chunk_count * call.elem_size;
+    exec_.set_credit(call.credit);
     Status s = exec_.start(p.program, part, scratch_.get(), call.elem_size, *transport_, *reducer_);
     if (!s) {
         running_ = false;

@@ -29,6 +29,9 @@ struct CompiledPlan {
     // The small-message fast path's form of `program` (exec/fast_executor.hpp);
     // empty (!usable()) for calls above kFastMaxBytes or with large rounds.
     FastProgram fast;
+    // Some send of `program` is synchronous (ExecProgram::Step::sync: the
+    // send credit may hold it).
+    bool credited = false;
     // The cost model's time for the plan (online adaptation), computed at
     // its first timed call from the full plan (plan holds this rank's
     // part only); < 0: not yet, 0: not predicted (too large).  Filled in

@@ -52,8 +52,9 @@ public:
         const auto& s = prog_->steps[i];
         const void* data = buf_ + s.offset * elem_;
         const std::size_t bytes = s.count * elem_;
-        if (note(s.sync ? t_->issend(data, bytes, s.peer, &ex_.req_[i]) : t_->isend(data, bytes, s.peer, &ex_.req_[i]),
-                 i, s.sync ? "issend" : "isend")) {
+        const bool sync = s.sync && ex_.credit_;
+        if (note(sync ? t_->issend(data, bytes, s.peer, &ex_.req_[i]) : t_->isend(data, bytes, s.peer, &ex_.req_[i]),
+                 i, sync ? "issend" : "isend")) {
             ex_.live_[i] = 1;
             ex_.queue_[s.chan].push_back(i);
         }
@@ -129,7 +130,7 @@ Status ExecOperation::start(const ExecProgram& prog, void* buf_v, void* scratch_
     head_.assign(prog.num_chans, 0);
     policy_.clear();
     policy_.set_trace(trace_);
-    TOPOAR_TRY(policy_.add_rank(prog));
+    TOPOAR_TRY(policy_.add_rank(prog, credit_));
     prog_ = &prog;
     transport_ = &transport;
     if (!driver_) driver_.reset(new Driver(*this));

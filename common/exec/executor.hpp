@@ -73,12 +73,17 @@ public:
     // Tests: records the policy's decisions and the completions of the next
     // runs into *trace (nullptr: off).
     void set_trace(std::vector<ScheduleEvent>* trace) { trace_ = trace; }
+    // Whether the next runs hold synchronous sends to the program's send
+    // credit (true) or post them as standard sends with no credit
+    // (coll_topoar_send_credit; the engine sets it per call).
+    void set_credit(bool credit) { credit_ = credit; }
 
 private:
     class Driver;
     Status failed_run();  // cancels what is posted; the error with what it did
     std::size_t cancel_posted(std::size_t* failed, std::string* first_problem);
 
+    bool credit_ = true;
     SchedulePolicy policy_;
     std::unique_ptr<Driver> driver_;
     const ExecProgram* prog_ = nullptr;

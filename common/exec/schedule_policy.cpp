@@ -261,7 +261,7 @@ void SchedulePolicy::clear() {
 // The rank's steps, its round bounds, and for every step who waits for it
 // (the reverse of ExecProgram::Step::deps, as CSR after the earlier ranks')
 // and the next send to the same peer (sends to a peer go in schedule order).
-Status SchedulePolicy::add_rank(const ExecProgram& prog) {
+Status SchedulePolicy::add_rank(const ExecProgram& prog, bool credit) {
     const std::size_t n = prog.steps.size();
     if (steps_.size() + n >= static_cast<std::size_t>(INT32_MAX))
         return Status::invalid("schedule: " + std::to_string(steps_.size() + n) + " steps are too many");
@@ -300,7 +300,7 @@ Status SchedulePolicy::add_rank(const ExecProgram& prog) {
             if (chan == kNone) {
                 chan = static_cast<std::uint32_t>(chan_out_.size());
                 chan_out_.push_back(0);
-                chan_credit_.push_back(st.sync ? static_cast<std::uint32_t>(prog.send_credit) : 0);
+                chan_credit_.push_back(credit && st.sync ? static_cast<std::uint32_t>(prog.send_credit) : 0);
             }
             d.chan = chan;
             std::uint32_t& last = last_send_[static_cast<std::size_t>(st.peer)];

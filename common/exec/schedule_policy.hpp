@@ -239,8 +239,10 @@ public:
     // Forgets every rank (keeps the storage for the next call).
     void clear();
     // Appends one rank (rank number = ranks added before); its steps are
-    // numbered from num_steps() on.
-    Status add_rank(const ExecProgram& program);
+    // numbered from num_steps() on.  credit false: its synchronous sends
+    // (ExecProgram::Step::sync) are not held to send_credit (the executor
+    // then posts them as standard sends; coll_topoar_send_credit).
+    Status add_rank(const ExecProgram& program, bool credit = true);
     // Opens every rank's first window, in rank order.
     void start(ScheduleDriver* driver);
 

@@ -4,6 +4,8 @@
 // the probes themselves over the in-process transport, and the engine's
 // set-up that measures once and reuses the result.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -28,6 +30,7 @@ extern "C" {
 #include "core/max_min.hpp"
 #include "core/units.hpp"
 #include "engine.hpp"
+#include "exec/tcp_retransmissions.hpp"
 #include "model/default_table.hpp"
 #include "topology/probe.hpp"
 #include "topology/discovery.hpp"
@@ -1580,6 +1583,115 @@ void test_large_message_check_previous(void**) {
     clear_probe_cache();
 }
 
+// Counts the synchronous sends it forwards (the send credit's).
+class CountingTransport final : public Transport {
+public:
+    explicit CountingTransport(Transport& t) : t_(t) {}
+    Status isend(const void* b, std::size_t n, int p, Request* r) override { return t_.isend(b, n, p, r); }
+    Status issend(const void* b, std::size_t n, int p, Request* r) override {
+        ++issends;
+        return t_.issend(b, n, p, r);
+    }
+    Status irecv(void* b, std::size_t n, int p, Request* r) override { return t_.irecv(b, n, p, r); }
+    Status wait(Request* r) override { return t_.wait(r); }
+    Status test(Request* r, bool* done) override { return t_.test(r, done); }
+    void progress() override { t_.progress(); }
+    Status cancel(Request* r) override { return t_.cancel(r); }
+    int issends = 0;
+
+private:
+    Transport& t_;
+};
+
+// coll_topoar_send_credit (exec/tcp_retransmissions.hpp) in the engine:
+// auto posts no synchronous send until a call has seen the host
+// retransmit (here a counter that grows by 100 per read), then credits
+// the same plan's sends from the next call on, says so once, and keeps
+// the results right; always credits from the first call, never not even
+// after retransmissions were seen.  Tree at 3 MiB on 2 + 3 ranks: its
+// leaders send each other far more than 4x the flight bound.
+void test_send_credit_after_retransmissions(void**) {
+    const int n = 5;
+    const char* host_of[] = {"a", "a", "b", "b", "b"};
+    for (SendCredit mode : {SendCredit::automatic, SendCredit::always, SendCredit::never}) {
+        clear_probe_cache();
+        reset_credit_retransmitted();
+        std::atomic<std::int64_t> counter{0};
+        set_retransmission_reader([&counter] { return counter += 100; });
+        topoar_test::FakeNetwork network(n);
+        Gather gather(n);
+        CheckRanks out(n);
+        std::vector<std::vector<int>> issends(n);
+        run_rank_threads(n, host_of, network, gather,
+                         [&](int r, const std::vector<RankInfo>& ranks, topoar_test::FakeTransport& t, SetupIo& io) {
+                EngineConfig cfg = check_config();
+                cfg.algorithm = Algorithm::tree;
+                cfg.send_credit = mode;
+                cfg.unit_time = 0;  // the fake's fast links keep the 64 KiB bound
+                Engine e(r, n, cfg);
+                Status s = e.setup(ranks, &io);
+                const std::size_t count = std::size_t(3) << 18;
+                std::string trace, notice;
+                for (int k = 0; k < 4 && s; ++k) {
+                    // Past the watch's interval, so its end reads.
+                    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+                    PreparedCall c;
+                    s = e.prepare(count, 4, MemType::host, &c);
+                    if (!s) break;
+                    trace += std::string(c.credit ? "C" : "-") + (c.watch_retransmissions ? "W " : " ");
+                    CountingTransport ct(t);
+                    topoar_test::SumReducer<std::int32_t> sum;
+                    std::vector<std::int32_t> buf(count), want(count, 0);
+                    for (std::size_t i = 0; i < count; i += 997) {
+                        buf[i] = static_cast<std::int32_t>(r + i + k);
+                        for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q + i + k);
+                    }
+                    s = e.run(c, buf.data(), ct, sum);
+                    if (buf != want) ++*out.wrong_of(r);
+                    issends[static_cast<std::size_t>(r)].push_back(ct.issends);
+                    notice += e.take_notice();
+                    // Every rank's call k is done before any rank prepares
+                    // call k + 1 (the credit is the process's, here all
+                    // five ranks').
+                    int one = 1;
+                    std::vector<int> all(n);
+                    if (s) s = io.allgather(&one, sizeof one, all.data());
+                }
+                out.keep(r, s, trace, notice);
+            });
+        set_retransmission_reader({});
+        out.assert_alike();
+        const std::string& tr = out.traces[0];
+        std::printf("mode %d: %s\n", static_cast<int>(mode), tr.c_str());
+        std::vector<int> per_call(4, 0);
+        for (int r = 0; r < n; ++r)
+            for (int k = 0; k < 4; ++k) per_call[static_cast<std::size_t>(k)] += issends[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
+        std::string notices;
+        for (const auto& no : out.notices) notices += no;
+        const bool said = std::strstr(notices.c_str(), "credited from now on") != nullptr;
+        if (mode == SendCredit::automatic) {
+            // Watched and not credited, until the first call's reads; then
+            // credited and no longer watched.
+            assert_string_equal(tr.c_str(), "-W C C C ");
+            assert_int_equal(per_call[0], 0);
+            for (int k = 1; k < 4; ++k) assert_true(per_call[static_cast<std::size_t>(k)] > 0);
+            assert_true(said);
+            assert_true(credit_retransmitted());
+        } else if (mode == SendCredit::always) {
+            assert_string_equal(tr.c_str(), "C C C C ");
+            for (int k = 0; k < 4; ++k) assert_true(per_call[static_cast<std::size_t>(k)] > 0);
+            assert_false(said);
+        } else {
+            note_credit_retransmitted();  // seen or not: never credits
+            assert_string_equal(tr.c_str(), "- - - - ");
+            for (int k = 0; k < 4; ++k) assert_int_equal(per_call[static_cast<std::size_t>(k)], 0);
+            assert_false(said);
+        }
+    }
+    reset_credit_retransmitted();
+    clear_probe_cache();
+}
+
 // The large-message check (decide/model_check.hpp) in the engine, on
 // measured links: the second call of a size class is timed and pooled;
 // timed far above every prediction, the plan the table ranks next runs
@@ -2151,6 +2263,7 @@ int main() {
         cmocka_unit_test(test_engine_setup_probes),
         cmocka_unit_test(test_online_adaptation),
         cmocka_unit_test(test_large_message_check),
+        cmocka_unit_test(test_send_credit_after_retransmissions),
         cmocka_unit_test(test_large_message_check_previous),
         cmocka_unit_test(test_small_message_trials),
         cmocka_unit_test(test_small_message_trials_own_result),

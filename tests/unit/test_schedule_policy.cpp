@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "exec/executor.hpp"
+#include "exec/tcp_retransmissions.hpp"
 #include "fake_transport.hpp"
 #include "model/cost_model.hpp"
 #include "planners/planners.hpp"
@@ -524,10 +525,32 @@ void test_flight_window(void** state) {
     assert_true(aggregators > 0);
 }
 
+// The send credit's signal (exec/tcp_retransmissions.hpp): RetransSegs out
+// of /proc/net/snmp's text, by its header's column; -1 where the Tcp lines
+// or the column are missing or the value is not a number.
+void test_parse_tcp_retransmissions(void**) {
+    const std::string snmp =
+        "Ip: Forwarding DefaultTTL\nIp: 1 64\n"
+        "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab "
+        "InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n"
+        "Tcp: 1 200 120000 -1 368926 104014 264883 56 0 19122968 19120457 2967 0 264911 0\n"
+        "Udp: InDatagrams NoPorts\nUdp: 5 6\n";
+    assert_int_equal(parse_tcp_retransmissions(snmp), 2967);
+    assert_int_equal(parse_tcp_retransmissions("Tcp: InSegs RetransSegs\nTcp: 5 0\n"), 0);
+    assert_int_equal(parse_tcp_retransmissions("Udp: InDatagrams\nUdp: 5\n"), -1);
+    assert_int_equal(parse_tcp_retransmissions("Tcp: InSegs OutSegs\nTcp: 5 6\n"), -1);
+    assert_int_equal(parse_tcp_retransmissions("Tcp: InSegs RetransSegs\nTcp: 5 x7\n"), -1);
+    assert_int_equal(parse_tcp_retransmissions("Tcp: InSegs RetransSegs\n"), -1);
+    assert_int_equal(parse_tcp_retransmissions(""), -1);
+    // This machine's own counter reads as a number (Linux).
+    assert_true(tcp_retransmissions() >= 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flight_window),
         cmocka_unit_test(test_send_credit),
+        cmocka_unit_test(test_parse_tcp_retransmissions),
         cmocka_unit_test(test_link_unit),
         cmocka_unit_test(test_fixtures_same_decisions),
         cmocka_unit_test(test_random_orders_same_decisions),
