@@ -115,11 +115,8 @@ std::vector<ParamInfo> make_table() {
          "Across hosts, the bytes a rank keeps in flight to one peer: the executor keeps fewer rounds of a "
          "call open at once (one to four) so that what it has sent to a peer and the peer has not yet taken "
          "stays within this (two for rounds of a few units to one peer, each within it and at most four times "
-         "it in all), and calls above 8 MiB pipeline in units of at most half of it. Sends to ranks on other "
-         "hosts are then synchronous (done once the peer has matched them) and at most flight_size / segment "
-         "(at least 2, at most 64) of them are posted to one peer at once, so a rank's data to a peer never "
-         "waits in quantity in a socket (on a link whose queue holds 1 ms of traffic that data overflowed "
-         "the queue; with this bound such calls ran at han's speed). What queues beyond "
+         "it in all), and calls above 8 MiB pipeline in units of at most half of it; sends to ranks on other "
+         "hosts are held to a credit of flight_size / segment (coll_topoar_send_credit). What queues beyond "
          "a full link adds no speed; on shallow-buffered links it costs (a 64 KiB token bucket at 1 Gbit/s: "
          "reordered packets and TCP retransmissions). auto's table prefers plans whose rounds keep within it "
          "(a plan predicted within coll_topoar_model_margin of one that does not), and where none does, "
@@ -134,8 +131,8 @@ std::vector<ParamInfo> make_table() {
          "overflowed the queue and such calls ran 2-3x slower than han; with the credit at its speed); where "
          "queues are deep nothing drops and each synchronous send waits for its peer's answer (5-11 % at "
          "512 KiB-1 MiB on 4 hosts at 1 Gbit/s). auto credits once a call of the process has seen its host's "
-         "TCP retransmit at least 8 segments (Linux: RetransSegs of /proc/net/snmp, read before and after "
-         "such calls until then; verbose 10 says when), never does not. The cost model always predicts "
+         "TCP retransmit at least 8 segments (Linux: RetransSegs of /proc/net/snmp, read at most once per "
+         "10 ms of such calls until then; verbose 10 says when), never does not. The cost model always predicts "
          "with the credit.",
          false, ParamScope::all, kSendCreditKeywords},
         {"unit_time", T::string, "200us", 6, true, false, false,

@@ -97,6 +97,10 @@ int flight_window(std::size_t flight_bytes, std::size_t round_peer_bytes, std::s
 // every send made 64-128 KiB calls 1.4-1.7x slower (the answers queue
 // behind the data coming the other way), where a few segments per peer
 // had never filled a queue.
+// Whether a run holds its synchronous sends to the credit is the
+// executor's (ExecOperation::set_credit, coll_topoar_send_credit): where
+// queues are deep the answers only cost, so auto credits once the host has
+// retransmitted (exec/tcp_retransmissions.hpp); the model always does.
 constexpr std::size_t kMinSendCredit = 2;
 constexpr std::size_t kMaxSendCredit = 64;
 constexpr std::size_t kCreditFlights = 4;
