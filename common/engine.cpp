@@ -508,11 +508,11 @@ Status Engine::run(const PreparedCall& call, void* buf, Transport& transport, Re
     if (!blocking_) blocking_.reset(new CallOperation);
     TOPOAR_TRY(blocking_->start(call, buf, transport, reducer));
     TOPOAR_TRY(run_to_end(*blocking_, transport));
-    const double elapsed =
+    // Timed before the watch reads the counter again.
+    const double seconds =
         timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : 0.0;
     if (call.watch_retransmissions) note_retransmissions(call, watch_end());
     if (!timed) return Status::ok();
-    const double seconds = elapsed;
     if (checking) TOPOAR_TRY(note_check(call, seconds, *io));
     if (!adapting) return Status::ok();
     return note_call_time(call, seconds, *io);
