@@ -129,7 +129,7 @@ std::vector<ParamInfo> make_table() {
          "most flight_size / segment of them (at least 2, at most 64) posted to one peer at once, so a rank's "
          "data never waits in quantity in a socket (on links whose queue holds 1 ms of traffic that data "
          "overflowed the queue and such calls ran 2-3x slower than han; with the credit at its speed); where "
-         "queues are deep nothing drops and each synchronous send waits for its peer's answer (5-11 % at "
+         "queues are deep nothing drops and each synchronous send waits for its peer's answer (2-12 % at "
          "512 KiB-1 MiB on 4 hosts at 1 Gbit/s). auto credits once a call of the process has seen its host's "
          "TCP retransmit at least 8 segments (Linux: RetransSegs of /proc/net/snmp, read at most once per "
          "10 ms of such calls until then; verbose 10 says when), never does not. The cost model always predicts "

@@ -8,7 +8,7 @@
 // nothing drops and the credit only costs: each synchronous send waits for
 // its peer's answer, which queues behind the data coming the other way (4
 // hosts of one rank at 1 Gbit/s with the default 100 ms queue, forced ring
-// and tree: 5-11 % slower at 512 KiB-1 MiB; docs/large-messages.md, "The
+// and tree: 2-12 % slower at 512 KiB-1 MiB; docs/large-messages.md, "The
 // credit where drops are seen").  A drop shows where the sender's kernel
 // counts it: its host's TCP RetransSegs.  So with coll_topoar_send_credit
 // auto a process credits its sends once a call of its own has seen its
@@ -21,9 +21,10 @@
 
 namespace topoar {
 
-// Segments a host retransmits during one call before the process credits
-// its sends: a drop or two on a healthy network does not turn it on; the
-// shallow queues that need it dropped thousands per job.
+// Segments a host retransmits between two of the watch's reads (below)
+// before the process credits its sends: a drop or two on a healthy
+// network does not turn it on; the shallow queues that need it dropped
+// thousands per job.
 constexpr std::int64_t kCreditRetransmits = 8;
 
 // RetransSegs from /proc/net/snmp's text (the "Tcp:" header line, then its
