@@ -355,12 +355,15 @@ Status Engine::prepare(std::size_t count, std::size_t elem_size, MemType mem, Pr
     }
     if (call->trial.cls >= 0) {
         if (call->trial.decided && call->trial.index != 0) call->origin = Origin::measured;
+        // The contest's turns, and a decided class's watched calls, are
+        // timed by the glue (topoar_engine_trial_done).
+        const bool turn = !call->trial.decided || call->trial.watched;
         if (call->trial.who.hand_down) {
-            call->route = call->trial.decided ? Route::hand_down : Route::contest_down;
+            call->route = turn ? Route::contest_down : Route::hand_down;
             call->why = call->trial.decided ? kTrialWon : kTrialTurn;
             return Status::ok();
         }
-        if (!call->trial.decided) call->route = Route::contest_host;
+        if (turn) call->route = Route::contest_host;
         d.algorithm = call->trial.who.algorithm;
     }
     Algorithm alg = d.algorithm;

@@ -152,6 +152,11 @@ struct EngineConfig {
     // then the ranks agree on the fastest (decide/trials.hpp).  0: none.
     int trial_calls;
     std::size_t trial_max_size;
+    // coll_topoar_trial_watch: after a contest its winner's calls are
+    // watched (a window of them timed, pooled), and a winner that runs
+    // well above its contest time lets the others run a window each
+    // (decide/trials.hpp).
+    bool trial_watch = true;
     // coll_topoar_deferred_setup: auto across hosts, a communicator's first
     // call of at most trial_max_size bytes goes to the previous module
     // while a nonblocking allgather of the ranks' records travels; the next

@@ -301,6 +301,14 @@ std::vector<ParamInfo> make_table() {
          "later communicator of the same shape starts decided where all its ranks hold the same. Every "
          "call's result is still computed alike on all ranks. Verbose 10 prints each outcome. Must be the "
          "same on all ranks."},
+        {"trial_watch", T::boolean, "1", 6, true, false, false,
+         [](const std::string& v, EngineConfig* c) { return parse_bool(v, &c->trial_watch); },
+         "After a small-message contest (coll_topoar_trial_calls) its winner is watched: 16 calls untimed, "
+         "then 16 timed and pooled (one allgather). A winner that ran more than 20 % slower than in its "
+         "contest (its blocks were short and interleaved: a link's buffer or token bucket refills while the "
+         "others run) lets each contender whose contest time beats it by more than 10 % run 32 calls the "
+         "same way, and the fastest of those windows runs the class from then on (1, the default; 0: the "
+         "contest decides alone). Verbose 10 prints each window. Must be the same on all ranks."},
         {"trial_max_size", T::size, "65536", 6, true, false, false,
          [](const std::string& v, EngineConfig* c) { return parse_size(v, &c->trial_max_size); },
          "Largest call (bytes) that coll_topoar_trial_calls applies to (65536, the default). Must be the "

@@ -13,9 +13,10 @@ std::string contender_name(const Contender& c) {
     return c.hand_down ? "previous module" : algorithm_name(c.algorithm);
 }
 
-void SizeTrials::configure(int samples, std::size_t max_bytes) {
+void SizeTrials::configure(int samples, std::size_t max_bytes, bool watch) {
     samples_ = std::max(0, samples);
     max_bytes_ = max_bytes;
+    watch_ = watch;
     reset();
 }
 
@@ -48,6 +49,12 @@ SizeTrials::Turn SizeTrials::next(std::size_t bytes, const Contender* contenders
         t.index = c.winner;
         t.decided = true;
         t.who = c.who[idx(c.winner)];
+        if (c.watching >= 0) {
+            const long call = c.watch_calls++;
+            t.watched = true;
+            t.timed = call >= kWatchSkip;
+            t.agree = call == kWatchSkip + kWatch - 1;
+        }
         return t;
     }
     const long call = c.round_calls++;
@@ -66,6 +73,15 @@ SizeTrials::Turn SizeTrials::next(std::size_t bytes, const Contender* contenders
 void SizeTrials::record(const Turn& t, double seconds) {
     if (!t.timed || t.cls < 0 || t.cls >= kClasses) return;
     Class& c = classes_[idx(t.cls)];
+    if (t.watched) {
+        // Only the watched contender's own calls (a call it could not run
+        // went to the table's choice: Selection::contest_turn).
+        if (t.index == c.watching) {
+            c.window_sum += seconds;
+            ++c.window_n;
+        }
+        return;
+    }
     if (t.index < 0 || idx(t.index) >= c.samples.size()) return;
     auto& s = c.samples[idx(t.index)];
     if (static_cast<int>(s.size()) < samples_) s.push_back(seconds);
@@ -158,6 +174,80 @@ int SizeTrials::settle(int cls, const std::vector<double>& pooled) {
     c.winner = best;
     c.samples.clear();
     return best;
+}
+
+void SizeTrials::begin_watch(int cls, const std::vector<double>& pooled) {
+    Class& c = classes_[idx(cls)];
+    if (!watch_ || c.winner < 0 || c.who.size() < 2) return;
+    const double inf = std::numeric_limits<double>::infinity();
+    c.contest.assign(c.who.size(), inf);
+    for (std::size_t i = 0; i < c.who.size() && i < pooled.size(); ++i)
+        if (std::isfinite(pooled[i]) && pooled[i] > 0) c.contest[i] = pooled[i];
+    c.watched.assign(c.who.size(), inf);
+    c.contest_winner = c.winner;
+    c.watching = c.winner;
+    c.watch_calls = 0;
+    c.window_sum = 0;
+    c.window_n = 0;
+}
+
+double SizeTrials::window_mean(int cls) const {
+    const Class& c = classes_[idx(cls)];
+    return c.window_n > 0 ? c.window_sum / c.window_n : std::numeric_limits<double>::infinity();
+}
+
+double SizeTrials::contest_mean(int cls, int index) const {
+    const Class& c = classes_[idx(cls)];
+    return index >= 0 && idx(index) < c.contest.size() ? c.contest[idx(index)]
+                                                       : std::numeric_limits<double>::infinity();
+}
+
+double SizeTrials::watched_mean(int cls, int index) const {
+    const Class& c = classes_[idx(cls)];
+    return index >= 0 && idx(index) < c.watched.size() ? c.watched[idx(index)]
+                                                       : std::numeric_limits<double>::infinity();
+}
+
+int SizeTrials::end_window(int cls, double pooled) {
+    Class& c = classes_[idx(cls)];
+    const int w = c.watching;
+    if (w < 0) return c.winner;
+    c.watch_calls = 0;
+    c.window_sum = 0;
+    c.window_n = 0;
+    c.watched[idx(w)] = pooled;
+    // No timed call anywhere, or the contest's winner ran as in its
+    // contest: the watch ends.
+    if (!std::isfinite(pooled) || (w == c.contest_winner && pooled <= c.contest[idx(w)] * (1 + kDrift))) {
+        c.watching = -1;
+        return c.winner;
+    }
+    // A contender not watched yet runs a window only where even its
+    // contest mean (taken in short blocks, on the fast side) beats the
+    // fastest watched mean so far by more than kKeep; the lowest such
+    // contest mean first.
+    double best = std::numeric_limits<double>::infinity();
+    for (double v : c.watched) best = std::min(best, v);
+    int next = -1;
+    for (std::size_t i = 0; i < c.who.size(); ++i) {
+        if (std::isfinite(c.watched[i]) || !std::isfinite(c.contest[i])) continue;
+        if (c.contest[i] * (1 + kKeep) >= best) continue;
+        if (next < 0 || c.contest[i] < c.contest[idx(next)]) next = static_cast<int>(i);
+    }
+    if (next >= 0) {
+        c.watching = next;
+        c.winner = next;
+        return next;
+    }
+    // Every promising contender has a window: the fastest watched, the
+    // contest's winner kept unless beaten by more than kKeep.
+    int pick = c.contest_winner;
+    for (std::size_t i = 0; i < c.watched.size(); ++i)
+        if (c.watched[i] < c.watched[idx(pick)]) pick = static_cast<int>(i);
+    if (c.watched[idx(c.contest_winner)] <= c.watched[idx(pick)] * (1 + kKeep)) pick = c.contest_winner;
+    c.winner = pick;
+    c.watching = -1;
+    return pick;
 }
 
 }  // namespace topoar

@@ -41,6 +41,28 @@
 //   Medians for dropping: three calls a contender, one of them stalled,
 //   must not drop the best.
 //
+//   the winner watched (coll_topoar_trial_watch): a contest's blocks are
+//   short and interleaved, and what a network did for a few calls after a
+//   pause need not be what it does for calls back to back: a link's token
+//   bucket or buffer refills while the other contenders run, so the
+//   contender that moves the most bytes can look fastest and then run
+//   1.5-2x slower alone (1+1+1 hosts at 200 Mbit/s, 4 KiB: the latency
+//   algorithm 104-133 us in its contest, 182-250 after it;
+//   docs/performance.md).  So after the contest the winner's calls are
+//   watched: kWatchSkip calls untimed (what it alone does to the network
+//   settles), then kWatch timed, their mean pooled (one allgather).
+//     - within kDrift of its contest mean: it keeps the class, the watch
+//       ends (the usual case: one allgather);
+//     - else the contender with the lowest contest mean that beats the
+//       slowest-so-far's watched mean by more than kKeep even by its
+//       contest mean (which, taken in the same short blocks, errs on the
+//       fast side) gets a window the same way, and so on: each contender
+//       at most one window; then the lowest watched mean runs the class,
+//       the contest's winner kept unless beaten by more than kKeep.
+//   Contenders dropped in an early round count with the mean of the calls
+//   they ran.  A class that starts decided (an outcome kept) is not
+//   watched again.
+//
 //   the first call of a block is not timed: it inherits the arrival skew
 //   the previous contender left (a leader algorithm releases its leaders
 //   first, a recursive doubling everyone at once), and its first use of a
@@ -80,10 +102,17 @@ public:
     // than this above the best is dropped: 0.30, 0.20, then kKeep.
     static double drop_margin(int round);
     static constexpr int kClasses = 64;
+    // The watch after a contest: calls untimed, then timed and pooled per
+    // window; a winner whose window ran more than kDrift above its contest
+    // mean lets the others run a window each.
+    static constexpr int kWatchSkip = 16;
+    static constexpr int kWatch = 16;
+    static constexpr double kDrift = 0.20;
 
     // samples: timed calls per contender (0: no trials); max_bytes: the
-    // largest call size that has them.
-    void configure(int samples, std::size_t max_bytes);
+    // largest call size that has them; watch: the winner watched after
+    // its contest.
+    void configure(int samples, std::size_t max_bytes, bool watch = true);
     int samples() const { return samples_; }
     bool covers(std::size_t bytes) const { return samples_ > 0 && bytes > 0 && bytes <= max_bytes_; }
     static int size_class(std::size_t bytes);  // floor(log2(bytes)), 0 for 0 and 1
@@ -99,6 +128,9 @@ public:
                                // pool what they measured (Engine::note_trial)
                                // and call prune(), or settle() when `last`
         bool last = false;     // the contest's last call (agree is set too)
+        bool watched = false;  // decided, and the class's contender still watched:
+                               // `timed` in its window, `agree` at the window's
+                               // last call (pool the window_mean(), end_window())
         Contender who;
     };
     Turn next(std::size_t bytes, const Contender* contenders, int n);
@@ -129,6 +161,22 @@ public:
     // returns the winner's index among those still in, which later turns
     // of the class run.
     int settle(int cls, const std::vector<double>& pooled);
+    // After settle() or prune() decided a class: its winner is watched
+    // (when configured so), `pooled` each contender's pooled mean in the
+    // contest (+infinity: no timed call), in the units end_window() gets.
+    void begin_watch(int cls, const std::vector<double>& pooled);
+    bool watching(int cls) const { return classes_[idx(cls)].watching >= 0; }
+    // This rank's mean of the current window's timed calls (+infinity: none).
+    double window_mean(int cls) const;
+    // At a watched turn with agree: the window's pooled mean (the same on
+    // every rank).  Returns the contender that runs the class from now on
+    // (another's window next while watching() stays true).
+    int end_window(int cls, double pooled);
+    // A contender's pooled contest mean and watched mean (+infinity: none).
+    double contest_mean(int cls, int index) const;
+    double watched_mean(int cls, int index) const;
+    // The contest's own winner (before any watch; -1: not decided by a contest).
+    int contest_winner(int cls) const { return classes_[idx(cls)].contest_winner; }
     const std::vector<Contender>& contenders(int cls) const { return classes_[idx(cls)].who; }
     int winner(int cls) const { return classes_[idx(cls)].winner; }
     // The class starts decided: contenders `who`, `winner` runs every call
@@ -146,11 +194,21 @@ private:
         long round_calls = 0; // calls of the current round so far
         int rounds = 0;       // rounds completed
         int winner = -1;
+        // The watch (begin_watch): the contender watched (-1: none), calls
+        // of its window so far, this rank's timed seconds in it, and each
+        // contender's pooled contest and watched means.
+        int watching = -1;
+        int contest_winner = -1;
+        long watch_calls = 0;
+        double window_sum = 0;
+        int window_n = 0;
+        std::vector<double> contest, watched;
     };
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
     int total_rounds() const;
     int samples_ = 0;
     std::size_t max_bytes_ = 0;
+    bool watch_ = true;
     std::array<Class, kClasses> classes_{};
 };
 

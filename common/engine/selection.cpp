@@ -92,7 +92,7 @@ Status Selection::setup(const Topology& topo, int size, const CommShape& shape, 
     if (!cfg_.rules_file.empty()) TOPOAR_TRY(DecisionTable::from_file(cfg_.rules_file, &rules_));
     TOPOAR_TRY(build_model_table(topo));
     contest_io_ = contest_io;
-    trials_.configure(cfg_.trial_calls, cfg_.trial_max_size);
+    trials_.configure(cfg_.trial_calls, cfg_.trial_max_size, cfg_.trial_watch);
     check_.configure(cfg_.model_check, cfg_.adapt_min_bytes);
     agreed_.clear();
     barrier_ = 0;
@@ -453,8 +453,56 @@ Status Selection::note_check(const ModelCheck::Turn& t, double seconds, std::siz
     return Status::ok();
 }
 
+Status Selection::note_watch(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice) {
+    trials_.record(t, seconds);
+    if (!t.agree) return Status::ok();
+    // The window's mean over the ranks (one allgather of one number).
+    double pooled = 0;
+    TOPOAR_TRY(mean_over_ranks(io, size_, trials_.window_mean(t.cls), &pooled));
+    const int before = trials_.winner(t.cls);
+    const int w = trials_.end_window(t.cls, pooled);
+    const std::vector<Contender>& who = trials_.contenders(t.cls);
+    auto us = [&](double v) {
+        std::ostringstream o;
+        if (std::isfinite(v))
+            o << std::round(v * 1e7) / 10 << " us";
+        else
+            o << "no time";
+        return o.str();
+    };
+    std::ostringstream os;
+    os << "allreduce of " << format_size(std::size_t(1) << t.cls) << "-" << format_size(std::size_t(2) << t.cls)
+       << ": " << contender_name(who[static_cast<std::size_t>(before)]) << " watched after the contest, "
+       << us(pooled) << " per call (" << us(trials_.contest_mean(t.cls, before)) << " in the contest; mean of "
+       << SizeTrials::kWatch << " calls and of the ranks)";
+    if (trials_.watching(t.cls)) {
+        os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " runs the next "
+           << SizeTrials::kWatchSkip + SizeTrials::kWatch << " calls (" << us(trials_.contest_mean(t.cls, w))
+           << " in the contest)\n";
+        *notice += os.str();
+        return Status::ok();
+    }
+    os << ": " << contender_name(who[static_cast<std::size_t>(w)]) << " from now on";
+    if (w != before || before != trials_.contest_winner(t.cls)) {
+        os << " (watched:";
+        for (std::size_t i = 0; i < who.size(); ++i)
+            if (std::isfinite(trials_.watched_mean(t.cls, static_cast<int>(i))))
+                os << " " << contender_name(who[i]) << " " << us(trials_.watched_mean(t.cls, static_cast<int>(i)));
+        os << ")";
+    }
+    os << "\n";
+    *notice += os.str();
+    if (w != trials_.contest_winner(t.cls)) {
+        // Kept for later communicators of this shape (and the cache file).
+        store_->put(key_, t.cls, encode_outcome(who, w));
+        write_cache(notice);
+    }
+    return Status::ok();
+}
+
 Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice) {
-    if (t.cls < 0 || t.decided) return Status::ok();
+    if (t.cls < 0) return Status::ok();
+    if (t.decided) return t.watched ? note_watch(t, seconds, io, notice) : Status::ok();
     trials_.record(t, seconds);
     if (!t.agree) return Status::ok();
     // Every rank's numbers, gathered and summed: the same on every rank,
@@ -490,6 +538,12 @@ Status Selection::note_trial(const SizeTrials::Turn& t, double seconds, SetupIo&
         }
     }
     if (w < 0) return Status::ok();  // several still in: the contest goes on
+    {
+        // The watch's windows pool as the mean of the ranks: the same units.
+        std::vector<double> per_rank(pooled);
+        for (double& v : per_rank) v /= size_;
+        trials_.begin_watch(t.cls, per_rank);
+    }
     store_->put(key_, t.cls, encode_outcome(who, w));
     write_cache(notice);
     std::ostringstream os;

@@ -162,6 +162,12 @@ public:
     // line to *notice and is kept in the outcome store under this
     // communicator's key.
     Status note_trial(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice);
+    // The same for a watched turn of a decided class (SizeTrials::begin_watch;
+    // note_trial calls it): collective at a window's last call, one
+    // allgather of one number; the notice says what each window ran and
+    // which contender runs the class; a change of winner is kept in the
+    // outcome store.
+    Status note_watch(const SizeTrials::Turn& t, double seconds, SetupIo& io, std::string* notice);
 
     // auto's large host calls across hosts that the cost-model table
     // decides (d.origin model), on measured links (`measured`: the engine

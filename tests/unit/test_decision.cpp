@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -833,6 +834,132 @@ void test_trial_sequential(void**) {
     assert_int_equal(t.settle(3, t.means(3)), 0);  // 10.8 is within kKeep of 10: the table's choice keeps it
 }
 
+// Runs one watched window of class 12 (4 KiB): kWatchSkip untimed calls,
+// then kWatch timed ones of `seconds` each (the skipped ones 100x slower:
+// they must not count); the window's last call agrees.  Returns the index
+// that ran it.
+static int watch_window(SizeTrials& t, const std::vector<Contender>& who, double seconds) {
+    int index = -1;
+    for (int call = 0; call < SizeTrials::kWatchSkip + SizeTrials::kWatch; ++call) {
+        SizeTrials::Turn turn = t.next(4096, who);
+        assert_int_equal(turn.cls, 12);
+        assert_true(turn.decided);
+        assert_true(turn.watched);
+        assert_int_equal(turn.timed, call >= SizeTrials::kWatchSkip);
+        assert_int_equal(turn.agree, call == SizeTrials::kWatchSkip + SizeTrials::kWatch - 1);
+        if (index < 0) index = turn.index;
+        assert_int_equal(turn.index, index);  // one contender per window
+        t.record(turn, turn.timed ? seconds : 100 * seconds);
+    }
+    const double m = t.window_mean(12);
+    assert_true(m > seconds * 0.999 && m < seconds * 1.001);
+    return index;
+}
+
+// A contest decided by settle(): the winner watched (begin_watch), then
+// kept where it runs as in its contest; where it ran more than kDrift
+// slower, the contenders whose contest mean beats that by more than kKeep
+// get a window each, and the fastest window runs the class (the contest's
+// winner kept unless beaten by more than kKeep).  Not watched when
+// configured off or when the class started decided.
+void test_trial_watch(void**) {
+    const std::vector<Contender> who{{false, Algorithm::tree}, {true, Algorithm::automatic},
+                                     {false, Algorithm::leader}};
+    // Contest means (pooled): tree 150, previous module 236, leader 110.
+    const std::vector<double> contest{150.0, 236.0, 110.0};
+    auto decided = [&](SizeTrials& t, bool watch) {
+        t.configure(3, 1 << 16, watch);
+        t.next(4096, who);
+        assert_int_equal(t.settle(12, contest), 2);
+        t.begin_watch(12, contest);
+    };
+    {  // held: leader's window within kDrift of its contest mean
+        SizeTrials t;
+        decided(t, true);
+        assert_true(t.watching(12));
+        assert_int_equal(watch_window(t, who, 110.0 * (1 + SizeTrials::kDrift) - 1), 2);
+        assert_int_equal(t.end_window(12, 110.0 * (1 + SizeTrials::kDrift) - 1), 2);
+        assert_false(t.watching(12));
+        SizeTrials::Turn after = t.next(4096, who);
+        assert_true(after.decided && !after.watched && !after.timed);
+        assert_int_equal(after.index, 2);
+    }
+    {  // drift: leader 230 alone; tree (150 x 1.1 < 230) gets a window and
+       // runs 155: it takes the class; the previous module (236) never runs
+        SizeTrials t;
+        decided(t, true);
+        assert_int_equal(watch_window(t, who, 230.0), 2);
+        assert_int_equal(t.end_window(12, 230.0), 0);
+        assert_true(t.watching(12));
+        assert_int_equal(watch_window(t, who, 155.0), 0);
+        assert_int_equal(t.end_window(12, 155.0), 0);
+        assert_false(t.watching(12));
+        assert_int_equal(t.winner(12), 0);
+        assert_int_equal(t.contest_winner(12), 2);
+        assert_true(t.watched_mean(12, 2) == 230.0 && t.watched_mean(12, 0) == 155.0);
+        assert_false(std::isfinite(t.watched_mean(12, 1)));
+        assert_true(t.contest_mean(12, 1) == 236.0);
+        SizeTrials::Turn after = t.next(4096, who);
+        assert_true(after.decided && !after.watched);
+        assert_int_equal(after.index, 0);
+    }
+    {  // drift, but tree alone is no faster by more than kKeep: leader kept
+        SizeTrials t;
+        decided(t, true);
+        watch_window(t, who, 230.0);
+        assert_int_equal(t.end_window(12, 230.0), 0);
+        watch_window(t, who, 215.0);
+        assert_int_equal(t.end_window(12, 215.0), 2);
+        assert_false(t.watching(12));
+    }
+    {  // drift, tree drifts too and the previous module's contest mean
+       // now beats the fastest window (280 > 236 x 1.1): it gets one too
+        SizeTrials t;
+        decided(t, true);
+        watch_window(t, who, 300.0);
+        assert_int_equal(t.end_window(12, 300.0), 0);
+        watch_window(t, who, 280.0);
+        assert_int_equal(t.end_window(12, 280.0), 1);
+        assert_true(t.watching(12));
+        SizeTrials::Turn turn = t.next(4096, who);
+        assert_true(turn.who.hand_down && turn.watched);
+        // A call the previous module could not run went to the table's
+        // choice (Selection::contest_turn): not the window's.
+        turn.index = 0;
+        turn.timed = true;
+        t.record(turn, 1.0);
+        assert_false(std::isfinite(t.window_mean(12)));
+        for (int call = 1; call < SizeTrials::kWatchSkip + SizeTrials::kWatch; ++call) {
+            SizeTrials::Turn x = t.next(4096, who);
+            t.record(x, 240.0);
+        }
+        assert_int_equal(t.end_window(12, 240.0), 1);  // 240 beats 300 and 280 by more than kKeep
+        assert_false(t.watching(12));
+    }
+    {  // a window no rank timed (+inf pooled): the watch ends, winner kept
+        SizeTrials t;
+        decided(t, true);
+        watch_window(t, who, 230.0);
+        assert_int_equal(t.end_window(12, std::numeric_limits<double>::infinity()), 2);
+        assert_false(t.watching(12));
+    }
+    {  // configured off: decided, not watched
+        SizeTrials t;
+        decided(t, false);
+        assert_false(t.watching(12));
+        SizeTrials::Turn after = t.next(4096, who);
+        assert_true(after.decided && !after.watched && !after.timed);
+    }
+    {  // decided from a kept outcome: not watched
+        SizeTrials t;
+        t.configure(3, 1 << 16, true);
+        t.decide_class(12, who, 0);
+        assert_false(t.watching(12));
+        SizeTrials::Turn after = t.next(4096, who);
+        assert_true(after.decided && !after.watched);
+    }
+}
+
 // A class decided from an agreed outcome: every call its winner, no turns;
 // a class already started, or a winner out of range, is left alone.
 void test_trial_decide_class(void**) {
@@ -881,6 +1008,7 @@ int main(void) {
         cmocka_unit_test(test_trial_prune),
         cmocka_unit_test(test_trial_sequential),
         cmocka_unit_test(test_trial_decide_class),
+        cmocka_unit_test(test_trial_watch),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1836,18 +1836,22 @@ void test_small_message_trials(void**) {
             Status s = e.setup(ranks, &io);
             const std::size_t count = 16;  // 64 bytes: size class 6
             std::string trace;
-            for (int k = 0; k < 40 && s; ++k) {
+            // 3 x kBlock contest calls at most, then the winner's watched
+            // window (kWatchSkip + kWatch calls), then a few more.
+            for (int k = 0; k < 3 * SizeTrials::kBlock + SizeTrials::kWatchSkip + SizeTrials::kWatch + 4 && s; ++k) {
                 PreparedCall c;
                 s = e.prepare(count, 4, MemType::host, &c);
                 if (!s) break;
-                trace += std::to_string(c.trial.index) + (is_hand_down(c.route) ? "h" : "p") + (c.trial.decided ? "d " : " ");
+                trace += std::to_string(c.trial.index) + (is_hand_down(c.route) ? "h" : "p") +
+                         (c.trial.decided ? "d" : "") + (c.trial.watched ? "w " : " ");
                 std::vector<std::int32_t> buf(count), want(count, 0);
                 for (std::size_t i = 0; i < count; ++i) {
                     buf[i] = static_cast<std::int32_t>(r * 100 + static_cast<int>(i) + k);
                     for (int q = 0; q < n; ++q) want[i] += static_cast<std::int32_t>(q * 100 + static_cast<int>(i) + k);
                 }
-                // An undecided class's turns take a contest route, and only they.
-                const bool turn = c.trial.cls >= 0 && !c.trial.decided;
+                // An undecided class's turns, and the winner's watched
+                // calls after it, take a contest route, and only they.
+                const bool turn = c.trial.cls >= 0 && (!c.trial.decided || c.trial.watched);
                 if (turn != (c.route == Route::contest_host || c.route == Route::contest_down))
                     ++wrong[static_cast<std::size_t>(r)];
                 if (is_hand_down(c.route)) {
@@ -1856,10 +1860,11 @@ void test_small_message_trials(void**) {
                     s = e.run(c, buf.data(), t, sum);
                     if (buf != want) ++wrong[static_cast<std::size_t>(r)];
                 }
-                if (s && c.trial.cls >= 0 && !c.trial.decided) {
+                if (s && turn) {
                     // Topoar's turns: 8 ms everywhere.  The previous module:
                     // 20 ms on rank 0 (alone it would keep topoar's choice),
-                    // 1 ms on the others: pooled 24 against 40, it wins.
+                    // 1 ms on the others: pooled 24 against 40, it wins,
+                    // and runs as fast in its watched window.
                     const double sec = !is_hand_down(c.route) ? 8e-3 : r == 0 ? 20e-3 : 1e-3;
                     s = e.note_trial(c, sec, io);
                     notices[static_cast<std::size_t>(r)] += e.take_notice();
@@ -1883,12 +1888,21 @@ void test_small_message_trials(void**) {
         assert_string_equal(traces[i].c_str(), traces[0].c_str());
         assert_int_equal(decided_at[i], decided_at[0]);
         assert_non_null(std::strstr(notices[i].c_str(), "previous module from now on"));
+        // Its window pooled (4.8 ms per call, as in the contest): kept.
+        assert_non_null(std::strstr(notices[i].c_str(),
+                                    "previous module watched after the contest, 4800 us per call (4800 us in the "
+                                    "contest; mean of 16 calls and of the ranks): previous module from now on"));
     }
     // Decided after every contender's block (2 or 3 contenders), then only
-    // hand-downs: "1hd" is the previous module's index, decided.
+    // hand-downs: "1hdw" is the previous module's index, decided and
+    // watched, "1hd" no longer watched.
     assert_true(decided_at[0] == 2 * SizeTrials::kBlock || decided_at[0] == 3 * SizeTrials::kBlock);
     assert_non_null(std::strstr(traces[0].c_str(), "0p 0p"));
     assert_non_null(std::strstr(traces[0].c_str(), "1h 1h"));
+    std::size_t watched = 0;
+    for (std::size_t at = traces[0].find("1hdw "); at != std::string::npos; at = traces[0].find("1hdw ", at + 1))
+        ++watched;
+    assert_int_equal(watched, SizeTrials::kWatchSkip + SizeTrials::kWatch);
     const std::string tail = traces[0].substr(traces[0].size() - 8);
     assert_string_equal(tail.c_str(), "1hd 1hd ");
 

@@ -279,6 +279,80 @@ static void test_contest_turns(void**) {
     assert_int_equal(one.contest_turn(64, MemType::host, b, PairCaps{}).cls, -1);
 }
 
+// The contest's winner watched (coll_topoar_trial_watch, decide/trials.hpp)
+// through Selection::note_trial: the winner (the latency algorithm, fastest
+// in its blocks) runs its window 2x slower than in the contest; the table's
+// choice, whose contest time beats that, gets a window and runs as in its
+// contest: it takes the class, the notice says so, and the outcome store
+// holds it for later communicators.  With the watch off the contest's
+// winner stays and nothing more is pooled.
+static void test_contest_watch(void**) {
+    for (int watch = 1; watch >= 0; --watch) {
+        EngineConfig cfg = contest_config();
+        cfg.trial_watch = watch != 0;
+        const Topology topo = hosts_topology({2, 3});
+        OutcomeStore store;
+        Selection s(cfg);
+        s.use_outcome_store(&store);
+        set_up(&s, topo);
+        std::size_t bytes = 8;  // the smallest size whose table choice is not the latency algorithm
+        while (bytes < cfg.trial_max_size && s.decide(bytes, MemType::host).algorithm == Algorithm::leader) bytes *= 2;
+        const Decision d = s.decide(bytes, MemType::host);
+        assert_int_not_equal(alg(d.algorithm), alg(Algorithm::leader));  // three contenders
+        const int cls = SizeTrials::size_class(bytes);
+        int gathers = 0;
+        SetupIo io;
+        io.allgather = [&](const void* mine, std::size_t n, void* all) {
+            ++gathers;
+            for (int r = 0; r < 5; ++r) std::memcpy(static_cast<char*>(all) + static_cast<std::size_t>(r) * n, mine, n);
+            return Status::ok();
+        };
+        std::string notice;
+        std::string order;
+        for (int k = 0; k < 200; ++k) {
+            SizeTrials::Turn t = s.contest_turn(bytes, MemType::host, d, PairCaps{});
+            assert_int_equal(t.cls, cls);
+            if (t.decided && !t.watched) break;
+            const bool leader = !t.who.hand_down && t.who.algorithm == Algorithm::leader;
+            // In the contest: leader 8 ms, the table's choice 12, the
+            // previous module 30; watched: leader 16 ms, the table's 12.
+            double sec = t.who.hand_down ? 30e-3 : leader ? 8e-3 : 12e-3;
+            if (t.watched && leader) sec = 16e-3;
+            if (t.watched && t.agree) order += contender_name(t.who) + " ";
+            expect_ok(s.note_trial(t, sec, io, &notice));
+        }
+        const SizeTrials::Turn after = s.contest_turn(bytes, MemType::host, d, PairCaps{});
+        const int table = 0, leader = 2;
+        const std::uint64_t kept =
+            store.get(contest_key(topo, cfg, table_options(cfg)))[static_cast<std::size_t>(cls)];
+        const std::string table_name = algorithm_name(d.algorithm);
+        std::vector<Contender> who;
+        int winner = -1;
+        assert_true(decode_outcome(kept, &who, &winner));
+        if (watch) {
+            assert_string_equal(order.c_str(), ("leader " + table_name + " ").c_str());
+            assert_int_equal(after.index, table);
+            assert_int_equal(winner, table);
+            assert_non_null(std::strstr(notice.c_str(), "leader watched after the contest, 16000 us per call "
+                                                        "(8000 us in the contest;"));
+            assert_non_null(std::strstr(notice.c_str(),
+                                        (": " + table_name + " runs the next 32 calls (12000 us in the contest)").c_str()));
+            assert_non_null(std::strstr(notice.c_str(),
+                                        (table_name + " watched after the contest, 12000 us per call (12000 us in the "
+                                                      "contest; mean of 16 calls and of the ranks): " +
+                                         table_name + " from now on (watched: " + table_name + " 12000 us leader 16000 us)")
+                                            .c_str()));
+            assert_int_equal(gathers, 3);  // the contest's round, two windows
+        } else {
+            assert_true(order.empty());
+            assert_int_equal(after.index, leader);
+            assert_int_equal(winner, leader);
+            assert_null(std::strstr(notice.c_str(), "watched"));
+            assert_int_equal(gathers, 1);
+        }
+    }
+}
+
 // rebuild() (the links measured again): the contests start over, the rules
 // stay.
 static void test_rebuild(void**) {
@@ -895,6 +969,7 @@ int main(void) {
         cmocka_unit_test(test_one_host),
         cmocka_unit_test(test_contest_agreement),
         cmocka_unit_test(test_contest_turns),
+        cmocka_unit_test(test_contest_watch),
         cmocka_unit_test(test_rebuild),
         cmocka_unit_test(test_outcome_codes),
         cmocka_unit_test(test_agree_outcomes),
