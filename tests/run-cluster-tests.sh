@@ -201,6 +201,23 @@ for c in "${clusters[@]}"; do
         run "${topoar[@]}" --mca coll_topoar_allreduce_algorithm tree --mca coll_topoar_flight_size 32768 \
             "$build/tests/mpi/test_allreduce" --quick --expect-topoar >"$tmp/flight.log" 2>&1
         result "cluster $label: correctness alg=tree, flight_size 32K ($((SECONDS - t0)) s)" $? "$tmp/flight.log"
+        # 2b'. The contest's winner watched (coll_topoar_trial_watch): after
+        # each class's contest (one round: trial_calls 3) its winner's
+        # window is timed and pooled on every rank at the same call; every
+        # result checked (-c), nothing hangs, verbose 10 says what each
+        # window ran.
+        t0=$SECONDS
+        run "${topoar[@]}" --mca coll_topoar_trial_calls 3 --mca coll_topoar_verbose 10 \
+            "$build/tools/topoar_osu_allreduce" -m 1024:4096 -i 120 -x 0 -c >"$tmp/watch.log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then
+            n=$(grep -c "watched after the contest" "$tmp/watch.log")
+            [ "$n" -ge 3 ] || { echo "watched windows: $n, want one per size class at least (3)" >>"$tmp/watch.log"; rc=1; }
+            [ "$(grep -cw Pass "$tmp/watch.log")" -eq 3 ] && ! grep -qw Fail "$tmp/watch.log" ||
+                { echo "validation: want Pass at 1, 2 and 4 KiB" >>"$tmp/watch.log"; rc=1; }
+            grep "watched after the contest" "$tmp/watch.log" | sed 's/.*allreduce of /    watch: /' | head -3
+        fi
+        result "cluster $label: the contest's winner watched, results right ($((SECONDS - t0)) s)" $rc "$tmp/watch.log"
     fi
     # 2c. MPI_Barrier across hosts (coll_topoar_barrier): no rank leaves
     # before the last enters, on the world, reversed, even and odd ranks;
