@@ -53,12 +53,12 @@
 //   settles), then kWatch timed, their mean pooled (one allgather).
 //     - within kDrift of its contest mean: it keeps the class, the watch
 //       ends (the usual case: one allgather);
-//     - else the contender with the lowest contest mean that beats the
-//       slowest-so-far's watched mean by more than kKeep even by its
-//       contest mean (which, taken in the same short blocks, errs on the
-//       fast side) gets a window the same way, and so on: each contender
-//       at most one window; then the lowest watched mean runs the class,
-//       the contest's winner kept unless beaten by more than kKeep.
+//     - else a contender whose contest mean (taken in the same short
+//       blocks, so on the fast side) beats the fastest watched mean so
+//       far by more than kKeep gets a window the same way, the lowest
+//       contest mean first, and so on: each contender at most one
+//       window; then the lowest watched mean runs the class, the
+//       contest's winner kept unless beaten by more than kKeep.
 //   Contenders dropped in an early round count with the mean of the calls
 //   they ran.  A class that starts decided (an outcome kept) is not
 //   watched again.

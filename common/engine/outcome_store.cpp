@@ -88,7 +88,8 @@ std::string settings_text(const EngineConfig& cfg, const DefaultTableOptions& ta
     std::ostringstream k;
     k << table_options_key(table) << '\n'
       << static_cast<int>(cfg.algorithm) << ' ' << cfg.model_table << ' ' << cfg.single_node_fallback << ' '
-      << cfg.small_msg_size << ' ' << cfg.trial_calls << ' ' << cfg.trial_max_size << ' ' << SizeTrials::kBlock << ' ' << cfg.trial_watch;
+      << cfg.small_msg_size << ' ' << cfg.trial_calls << ' ' << cfg.trial_max_size << ' ' << SizeTrials::kBlock
+      << ' ' << cfg.trial_watch;
     return k.str();
 }
 }  // namespace
