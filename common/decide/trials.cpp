@@ -196,17 +196,17 @@ double SizeTrials::window_mean(int cls) const {
     return c.window_n > 0 ? c.window_sum / c.window_n : std::numeric_limits<double>::infinity();
 }
 
-double SizeTrials::contest_mean(int cls, int index) const {
-    const Class& c = classes_[idx(cls)];
-    return index >= 0 && idx(index) < c.contest.size() ? c.contest[idx(index)]
-                                                       : std::numeric_limits<double>::infinity();
+namespace {
+// A contender's entry of a per-contender vector; +infinity where it has none.
+double entry_or_inf(const std::vector<double>& v, int index) {
+    return index >= 0 && static_cast<std::size_t>(index) < v.size() ? v[static_cast<std::size_t>(index)]
+                                                                     : std::numeric_limits<double>::infinity();
 }
+}  // namespace
 
-double SizeTrials::watched_mean(int cls, int index) const {
-    const Class& c = classes_[idx(cls)];
-    return index >= 0 && idx(index) < c.watched.size() ? c.watched[idx(index)]
-                                                       : std::numeric_limits<double>::infinity();
-}
+double SizeTrials::contest_mean(int cls, int index) const { return entry_or_inf(classes_[idx(cls)].contest, index); }
+
+double SizeTrials::watched_mean(int cls, int index) const { return entry_or_inf(classes_[idx(cls)].watched, index); }
 
 int SizeTrials::end_window(int cls, double pooled) {
     Class& c = classes_[idx(cls)];
