@@ -186,6 +186,10 @@ void SizeTrials::begin_watch(int cls, const std::vector<double>& pooled) {
     c.watched.assign(c.who.size(), inf);
     c.contest_winner = c.winner;
     c.watching = c.winner;
+    open_window(c);
+}
+
+void SizeTrials::open_window(Class& c) {
     c.watch_calls = 0;
     c.window_sum = 0;
     c.window_n = 0;
@@ -212,9 +216,7 @@ int SizeTrials::end_window(int cls, double pooled) {
     Class& c = classes_[idx(cls)];
     const int w = c.watching;
     if (w < 0) return c.winner;
-    c.watch_calls = 0;
-    c.window_sum = 0;
-    c.window_n = 0;
+    open_window(c);  // the next window's, if another contender gets one
     c.watched[idx(w)] = pooled;
     // No timed call anywhere, or the contest's winner ran as in its
     // contest: the watch ends.

@@ -205,6 +205,8 @@ private:
         std::vector<double> contest, watched;
     };
     static std::size_t idx(int cls) { return static_cast<std::size_t>(cls); }
+    // A window of the watch starts: no call, no time yet.
+    static void open_window(Class& c);
     int total_rounds() const;
     int samples_ = 0;
     std::size_t max_bytes_ = 0;
