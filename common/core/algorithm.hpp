@@ -63,7 +63,10 @@ namespace topoar {
       "built-in plan")                                                                                        \
     X(8, flexrelay, "flexrelay", nullptr, plan_flexrelay, 5, true, false,                                      \
       "FlexReduce with direct transfers and relay shares: a host whose link is the bottleneck sends its "    \
-      "vector once through one rank and receives the result once")
+      "vector once through one rank and receives the result once")                                          \
+    X(9, halving, "halving", nullptr, plan_halving, -1, false, false,                                          \
+      "prototype, forced only: reduce-scatter by recursive halving, all-gather by recursive doubling, in "  \
+      "topology order (log2 p rounds each way; extra ranks folded in first)")
 
 enum class Algorithm : int {
 #define TOPOAR_ALG_ENUM_(num, ident, ...) ident = num,

@@ -1,5 +1,6 @@
 #include "planners/planners.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "topology/topology.hpp"
@@ -81,6 +82,59 @@ Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank) {
 // order, so ranks sharing a node (and racks) sit next to each other.
 Status plan_ring_algorithm(const Topology& topo, std::size_t count, int only_rank, const PlanOptions&, Plan* out) {
     *out = plan_ring(topo.num_ranks(), count, only_rank, topo.ranks_in_tree_order(topo.root()));
+    return Status::ok();
+}
+
+// The halving row (a prototype, not a table candidate): Rabenseifner's
+// reduce-scatter by recursive halving and all-gather by recursive doubling
+// among the largest power of two of ranks in topology order; the others are
+// folded into a neighbour first and handed the result last.
+Status plan_halving(const Topology& topo, std::size_t count, int only_rank, const PlanOptions&, Plan* out) {
+    const std::vector<int> m = topo.ranks_in_tree_order(topo.root());
+    const int n = static_cast<int>(m.size());
+    PlanBuilder b(Algorithm::halving, topo.num_ranks(), count, only_rank);
+    int pof2 = 1;
+    while (pof2 * 2 <= n) pof2 *= 2;
+    const int extra = n - pof2;
+    auto at = [&](int i) { return m[static_cast<std::size_t>(i)]; };
+    auto real = [&](int v) { return v < extra ? at(2 * v + 1) : at(v + extra); };
+    int round = 0;
+    if (extra > 0) {
+        for (int i = 0; i < extra; ++i)
+            b.transfer(round, at(2 * i), at(2 * i + 1), 0, count, OpKind::recv_reduce, Operand::incoming_first);
+        ++round;
+    }
+    const auto P = static_cast<std::size_t>(pof2);
+    std::vector<std::size_t> lo(P, 0), len(P, count);
+    for (int dist = pof2 / 2; dist >= 1; dist /= 2, ++round) {
+        std::vector<std::size_t> nlo(P), nlen(P);
+        for (int v = 0; v < pof2; ++v) {
+            const auto V = static_cast<std::size_t>(v);
+            const std::size_t half = len[V] / 2;
+            const bool lower = (v & dist) == 0;
+            nlo[V] = lower ? lo[V] : lo[V] + half;
+            nlen[V] = lower ? half : len[V] - half;
+            const int partner = v ^ dist;
+            b.transfer(round, real(partner), real(v), nlo[V], nlen[V], OpKind::recv_reduce,
+                       partner < v ? Operand::incoming_first : Operand::local_first);
+        }
+        lo.swap(nlo);
+        len.swap(nlen);
+    }
+    for (int dist = 1; dist < pof2; dist *= 2, ++round) {
+        std::vector<std::size_t> nlo(P), nlen(P);
+        for (int v = 0; v < pof2; ++v) {
+            const auto V = static_cast<std::size_t>(v), W = static_cast<std::size_t>(v ^ dist);
+            b.transfer(round, real(v ^ dist), real(v), lo[W], len[W], OpKind::recv_copy);
+            nlo[V] = std::min(lo[V], lo[W]);
+            nlen[V] = len[V] + len[W];
+        }
+        lo.swap(nlo);
+        len.swap(nlen);
+    }
+    if (extra > 0)
+        for (int i = 0; i < extra; ++i) b.transfer(round, at(2 * i + 1), at(2 * i), 0, count, OpKind::recv_copy);
+    *out = b.finish();
     return Status::ok();
 }
 
