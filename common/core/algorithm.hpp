@@ -57,14 +57,14 @@ namespace topoar {
     X(6, nccl, "nccl", nullptr, plan_device_only, -1, false, true,                                              \
       "device buffers only: NCCL's own ncclAllReduce (auto's choice within one host); pairs NCCL cannot "      \
       "reduce run the built-in plan with topoar's kernels")                                                   \
-    X(7, nccl_hier, "nccl_hier", nullptr, plan_nccl_hier, 6, true, true,                                       \
+    X(7, nccl_hier, "nccl_hier", nullptr, plan_nccl_hier, 7, true, true,                                       \
       "device buffers only: NCCL reduce-scatter inside each host, topoar's plan across hosts among the "      \
       "ranks holding the same shard, NCCL all-gather inside each host; pairs NCCL cannot reduce run the "     \
       "built-in plan")                                                                                        \
     X(8, flexrelay, "flexrelay", nullptr, plan_flexrelay, 5, true, false,                                      \
       "FlexReduce with direct transfers and relay shares: a host whose link is the bottleneck sends its "    \
       "vector once through one rank and receives the result once")                                          \
-    X(9, halving, "halving", nullptr, plan_halving, -1, false, false,                                          \
+    X(9, halving, "halving", nullptr, plan_halving, 6, false, false,                                          \
       "prototype, forced only: reduce-scatter by recursive halving, all-gather by recursive doubling, in "  \
       "topology order (log2 p rounds each way; extra ranks folded in first)")
 

@@ -106,7 +106,7 @@ Status plan_halving(const Topology& topo, std::size_t count, int only_rank, cons
     }
     const auto P = static_cast<std::size_t>(pof2);
     std::vector<std::size_t> lo(P, 0), len(P, count);
-    for (int dist = pof2 / 2; dist >= 1; dist /= 2, ++round) {
+    for (int dist = 1; dist < pof2; dist *= 2, ++round) {
         std::vector<std::size_t> nlo(P), nlen(P);
         for (int v = 0; v < pof2; ++v) {
             const auto V = static_cast<std::size_t>(v);
@@ -121,7 +121,7 @@ Status plan_halving(const Topology& topo, std::size_t count, int only_rank, cons
         lo.swap(nlo);
         len.swap(nlen);
     }
-    for (int dist = 1; dist < pof2; dist *= 2, ++round) {
+    for (int dist = pof2 / 2; dist >= 1; dist /= 2, ++round) {
         std::vector<std::size_t> nlo(P), nlen(P);
         for (int v = 0; v < pof2; ++v) {
             const auto V = static_cast<std::size_t>(v), W = static_cast<std::size_t>(v ^ dist);
