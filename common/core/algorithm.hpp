@@ -65,8 +65,9 @@ namespace topoar {
       "FlexReduce with direct transfers and relay shares: a host whose link is the bottleneck sends its "    \
       "vector once through one rank and receives the result once")                                          \
     X(9, halving, "halving", nullptr, plan_halving, 6, false, false,                                          \
-      "prototype, forced only: reduce-scatter by recursive halving, all-gather by recursive doubling, in "  \
-      "topology order (log2 p rounds each way; extra ranks folded in first)")
+      "reduce-scatter by recursive halving with doubling distance, all-gather by recursive doubling, in "  \
+      "topology order: the largest halves between the nearest ranks (log2 p rounds each way; ranks beyond "  \
+      "a power of two folded into a neighbour first)")
 
 enum class Algorithm : int {
 #define TOPOAR_ALG_ENUM_(num, ident, ...) ident = num,

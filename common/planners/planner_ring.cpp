@@ -85,10 +85,17 @@ Status plan_ring_algorithm(const Topology& topo, std::size_t count, int only_ran
     return Status::ok();
 }
 
-// The halving row (a prototype, not a table candidate): Rabenseifner's
-// reduce-scatter by recursive halving and all-gather by recursive doubling
-// among the largest power of two of ranks in topology order; the others are
-// folded into a neighbour first and handed the result last.
+// The halving row: Rabenseifner's reduce-scatter by recursive halving and
+// all-gather by recursive doubling among the largest power of two of ranks
+// in topology order; the others are folded into a neighbour first and
+// handed the result last.  The reduce-scatter's distance doubles (1, 2, 4,
+// ...) and the all-gather's halves, so the first and largest halves go
+// between neighbours in topology order (a host's or a rack's ranks) and
+// only the smaller ones cross the slower links: on hosts of 1, 1 and 2
+// ranks the third host's link carries the vector once each way, as tuned's
+// recursive-halving algorithm does with ranks in host order.  Not
+// topology-aware beyond that order; the cost model decides where it wins
+// (docs/algorithms.md, "halving").
 Status plan_halving(const Topology& topo, std::size_t count, int only_rank, const PlanOptions&, Plan* out) {
     const std::vector<int> m = topo.ranks_in_tree_order(topo.root());
     const int n = static_cast<int>(m.size());

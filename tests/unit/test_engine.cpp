@@ -190,6 +190,48 @@ static void test_algorithm_table(void** state) {
                      static_cast<int>(Code::unsupported));
 }
 
+// halving: in topology order the reduce-scatter halves by doubling
+// distance, so the largest halves go to the nearest ranks and a host's link
+// carries its ranks' share of the vector, not the vector per rank.  On
+// hosts of 1, 1 and 2 ranks the third host's link carries exactly the
+// vector each way (the distance-halving order sent it twice); the first
+// two hosts exchange half the vector between themselves.  Five ranks fold
+// one rank into its neighbour first and hand it the result last.
+static void test_halving_plan(void** state) {
+    (void)state;
+    const std::size_t n = 1024;
+    {
+        const Topology topo = hosts_topology({1, 1, 2});
+        Plan plan;
+        assert_true(make_plan(Algorithm::halving, topo, n, -1, PlanOptions{}, &plan).is_ok());
+        expect_valid(plan, false);
+        std::vector<std::size_t> out(3, 0), in(3, 0);
+        for (int r = 0; r < plan.nranks; ++r)
+            for (const Round& rd : plan.of(r).rounds)
+                for (const Op& op : rd.ops) {
+                    const int a = topo.node_of_rank(r), b = topo.node_of_rank(op.peer);
+                    if (a == b) continue;
+                    const int h = r < 2 ? r : 2;  // hosts h0, h1, h2 in rank order
+                    (op.kind == OpKind::send ? out : in)[static_cast<std::size_t>(h)] += op.count;
+                }
+        assert_int_equal(out[2], n);
+        assert_int_equal(in[2], n);
+        // h0: n/2 to h1 (the first halving), n/4 to h2; the same back.
+        assert_int_equal(out[0], n / 2 + n / 4 + n / 4 + n / 2);
+        assert_int_equal(in[0], out[0]);
+        // log2(4) rounds each way.
+        assert_int_equal(static_cast<int>(plan.num_rounds(0)), 4);
+    }
+    {
+        Plan plan;
+        assert_true(make_plan(Algorithm::halving, hosts_topology({2, 3}), n, -1, PlanOptions{}, &plan).is_ok());
+        expect_valid(plan, false);
+        // Rank 0 sends its vector to rank 1 and receives the result: two rounds.
+        assert_int_equal(static_cast<int>(plan.num_rounds(0)), 2);
+        assert_int_equal(static_cast<int>(plan.num_rounds(1)), 6);
+    }
+}
+
 // The parameter table (params.hpp): defaults parse, names are unique,
 // set_param reaches the config.
 static void test_param_table(void** state) {
@@ -1253,6 +1295,7 @@ int main(void) {
         cmocka_unit_test(test_ring_plan_shape),
         cmocka_unit_test(test_ring_follows_given_order),
         cmocka_unit_test(test_algorithm_table),
+        cmocka_unit_test(test_halving_plan),
         cmocka_unit_test(test_param_table),
         cmocka_unit_test(test_recursive_doubling_plan),
         cmocka_unit_test(test_only_rank_keeps_the_same_schedule),
