@@ -40,34 +40,51 @@ Plan plan_ring(int nranks, std::size_t count, int only_rank, const std::vector<i
     return b.finish();
 }
 
-void add_recursive_doubling(PlanBuilder& b, const std::vector<int>& members, int base_round, std::size_t count) {
-    const int n = static_cast<int>(members.size());
-    if (n <= 1) return;
-    int pof2 = 1;
-    while (pof2 * 2 <= n) pof2 *= 2;
-    const int extra = n - pof2;
-    int round = base_round;
-    auto at = [&](int i) { return members[static_cast<std::size_t>(i)]; };
+namespace {
 
-    // Fold: member 2i (< 2*extra) gives its vector to 2i+1, which computes
-    // x_{2i} op x_{2i+1}.
-    if (extra > 0) {
+// Recursive doubling and halving run among the largest power of two of
+// `members`: member 2i (i < extra) first gives its vector to member 2i+1,
+// which computes x_{2i} op x_{2i+1}, and gets the result back from it last;
+// virtual member v (0 <= v < pof2) is real(v).
+struct PowerOfTwo {
+    const std::vector<int>& members;
+    int pof2 = 1;
+    int extra = 0;
+
+    explicit PowerOfTwo(const std::vector<int>& m) : members(m) {
+        const int n = static_cast<int>(m.size());
+        while (pof2 * 2 <= n) pof2 *= 2;
+        extra = n - pof2;
+    }
+    int at(int i) const { return members[static_cast<std::size_t>(i)]; }
+    int real(int v) const { return v < extra ? at(2 * v + 1) : at(v + extra); }
+    // The fold, in `round` when there is one; answers the next free round.
+    int fold(PlanBuilder& b, int round, std::size_t count) const {
+        if (extra == 0) return round;
         for (int i = 0; i < extra; ++i)
             b.transfer(round, at(2 * i), at(2 * i + 1), 0, count, OpKind::recv_reduce, Operand::incoming_first);
-        ++round;
+        return round + 1;
     }
-    // Butterfly among pof2 "virtual" members; virtual v maps to a real one.
-    auto real = [&](int v) { return v < extra ? at(2 * v + 1) : at(v + extra); };
-    for (int dist = 1; dist < pof2; dist *= 2, ++round)
-        for (int v = 0; v < pof2; ++v) {
+    void unfold(PlanBuilder& b, int round, std::size_t count) const {
+        for (int i = 0; i < extra; ++i) b.transfer(round, at(2 * i + 1), at(2 * i), 0, count, OpKind::recv_copy);
+    }
+};
+
+}  // namespace
+
+void add_recursive_doubling(PlanBuilder& b, const std::vector<int>& members, int base_round, std::size_t count) {
+    if (members.size() <= 1) return;
+    const PowerOfTwo g(members);
+    int round = g.fold(b, base_round, count);
+    // Butterfly among the virtual members.
+    for (int dist = 1; dist < g.pof2; dist *= 2, ++round)
+        for (int v = 0; v < g.pof2; ++v) {
             int partner = v ^ dist;
             // The lower group's value goes first on both sides.
             Operand order = partner < v ? Operand::incoming_first : Operand::local_first;
-            b.transfer(round, real(partner), real(v), 0, count, OpKind::recv_reduce, order);
+            b.transfer(round, g.real(partner), g.real(v), 0, count, OpKind::recv_reduce, order);
         }
-    // Unfold: hand the result back to the folded members.
-    if (extra > 0)
-        for (int i = 0; i < extra; ++i) b.transfer(round, at(2 * i + 1), at(2 * i), 0, count, OpKind::recv_copy);
+    g.unfold(b, round, count);
 }
 
 Plan plan_recursive_doubling(int nranks, std::size_t count, int only_rank) {
@@ -97,50 +114,36 @@ Status plan_ring_algorithm(const Topology& topo, std::size_t count, int only_ran
 // topology-aware beyond that order; the cost model decides where it wins
 // (docs/algorithms.md, "halving").
 Status plan_halving(const Topology& topo, std::size_t count, int only_rank, const PlanOptions&, Plan* out) {
-    const std::vector<int> m = topo.ranks_in_tree_order(topo.root());
-    const int n = static_cast<int>(m.size());
+    const std::vector<int> members = topo.ranks_in_tree_order(topo.root());
+    const PowerOfTwo g(members);
     PlanBuilder b(Algorithm::halving, topo.num_ranks(), count, only_rank);
-    int pof2 = 1;
-    while (pof2 * 2 <= n) pof2 *= 2;
-    const int extra = n - pof2;
-    auto at = [&](int i) { return m[static_cast<std::size_t>(i)]; };
-    auto real = [&](int v) { return v < extra ? at(2 * v + 1) : at(v + extra); };
-    int round = 0;
-    if (extra > 0) {
-        for (int i = 0; i < extra; ++i)
-            b.transfer(round, at(2 * i), at(2 * i + 1), 0, count, OpKind::recv_reduce, Operand::incoming_first);
-        ++round;
-    }
-    const auto P = static_cast<std::size_t>(pof2);
+    int round = g.fold(b, 0, count);
+    // Virtual member v's block [lo, lo + len): what it holds reduced.
+    const auto P = static_cast<std::size_t>(g.pof2);
     std::vector<std::size_t> lo(P, 0), len(P, count);
-    for (int dist = 1; dist < pof2; dist *= 2, ++round) {
-        std::vector<std::size_t> nlo(P), nlen(P);
-        for (int v = 0; v < pof2; ++v) {
+    for (int dist = 1; dist < g.pof2; dist *= 2, ++round)
+        for (int v = 0; v < g.pof2; ++v) {
             const auto V = static_cast<std::size_t>(v);
             const std::size_t half = len[V] / 2;
             const bool lower = (v & dist) == 0;
-            nlo[V] = lower ? lo[V] : lo[V] + half;
-            nlen[V] = lower ? half : len[V] - half;
+            if (!lower) lo[V] += half;
+            len[V] = lower ? half : len[V] - half;
             const int partner = v ^ dist;
-            b.transfer(round, real(partner), real(v), nlo[V], nlen[V], OpKind::recv_reduce,
+            b.transfer(round, g.real(partner), g.real(v), lo[V], len[V], OpKind::recv_reduce,
                        partner < v ? Operand::incoming_first : Operand::local_first);
         }
-        lo.swap(nlo);
-        len.swap(nlen);
-    }
-    for (int dist = pof2 / 2; dist >= 1; dist /= 2, ++round) {
+    for (int dist = g.pof2 / 2; dist >= 1; dist /= 2, ++round) {
         std::vector<std::size_t> nlo(P), nlen(P);
-        for (int v = 0; v < pof2; ++v) {
+        for (int v = 0; v < g.pof2; ++v) {
             const auto V = static_cast<std::size_t>(v), W = static_cast<std::size_t>(v ^ dist);
-            b.transfer(round, real(v ^ dist), real(v), lo[W], len[W], OpKind::recv_copy);
+            b.transfer(round, g.real(v ^ dist), g.real(v), lo[W], len[W], OpKind::recv_copy);
             nlo[V] = std::min(lo[V], lo[W]);
             nlen[V] = len[V] + len[W];
         }
         lo.swap(nlo);
         len.swap(nlen);
     }
-    if (extra > 0)
-        for (int i = 0; i < extra; ++i) b.transfer(round, at(2 * i + 1), at(2 * i), 0, count, OpKind::recv_copy);
+    g.unfold(b, round, count);
     *out = b.finish();
     return Status::ok();
 }
